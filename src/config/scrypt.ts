@@ -1,0 +1,64 @@
+/**
+ * The password-to-key step: scrypt with gocryptfs's parameter limits
+ * (FORMAT.md §2.3; gocryptfs internal/configfile/scrypt.go).
+ */
+import { scrypt as nodeScrypt } from 'node:crypto';
+import scryptJs from 'scrypt-js';
+import { configError } from '../util/errors.js';
+
+export interface ScryptParams {
+  Salt: Uint8Array;
+  /** The cost itself (a power of two), not its log2. */
+  N: number;
+  R: number;
+  P: number;
+  KeyLen: number;
+}
+
+/** `-scryptn` accepts log2(N) in this range; 16 is the default. */
+export const SCRYPT_LOGN_MIN = 10;
+export const SCRYPT_LOGN_MAX = 28;
+export const SCRYPT_LOGN_DEFAULT = 16;
+const MIN_SALT_LEN = 32;
+const KEY_LEN = 32;
+
+/** Fresh parameters as `-init` writes them. */
+export function newScryptParams(logN: number, salt: Uint8Array): ScryptParams {
+  if (!Number.isInteger(logN) || logN < SCRYPT_LOGN_MIN || logN > SCRYPT_LOGN_MAX) {
+    throw configError('ECONFIGINVALID', `scryptn must be between ${SCRYPT_LOGN_MIN} and ${SCRYPT_LOGN_MAX}, got ${logN}`);
+  }
+  return { Salt: salt, N: 2 ** logN, R: 8, P: 1, KeyLen: KEY_LEN };
+}
+
+/** Rejects what gocryptfs rejects on load (weak or nonsensical parameters). */
+export function validateScryptParams(p: ScryptParams): void {
+  const log2 = Math.log2(p.N);
+  if (!Number.isInteger(log2) || log2 < SCRYPT_LOGN_MIN || log2 > SCRYPT_LOGN_MAX) {
+    throw configError('ECONFIGINVALID', `scrypt N=${p.N} is not a power of two in 2^${SCRYPT_LOGN_MIN}..2^${SCRYPT_LOGN_MAX}`);
+  }
+  if (p.R < 8) throw configError('ECONFIGINVALID', `scrypt R=${p.R} is below the minimum 8`);
+  if (p.P < 1) throw configError('ECONFIGINVALID', `scrypt P=${p.P} is below the minimum 1`);
+  if (p.Salt.length < MIN_SALT_LEN) {
+    throw configError('ECONFIGINVALID', `scrypt salt is ${p.Salt.length} bytes, minimum is ${MIN_SALT_LEN}`);
+  }
+  if (p.KeyLen !== KEY_LEN) throw configError('ECONFIGINVALID', `scrypt KeyLen=${p.KeyLen} is not ${KEY_LEN}`);
+  if (p.R * p.P >= 2 ** 30) throw configError('ECONFIGINVALID', 'scrypt R*P is too large');
+}
+
+export type ScryptBackend = 'node' | 'js';
+
+/** Derives the key-encryption key. `node` uses OpenSSL; `js` is scrypt-js (same bytes). */
+export async function deriveKek(password: Uint8Array, p: ScryptParams, backend: ScryptBackend = 'node'): Promise<Uint8Array> {
+  validateScryptParams(p);
+  if (backend === 'js') {
+    return scryptJs.scrypt(password, p.Salt, p.N, p.R, p.P, p.KeyLen);
+  }
+  // Node's default maxmem (32 MiB) is below what N=2^16 needs.
+  const maxmem = 128 * p.N * p.R * 2 + 1024 * 1024;
+  return new Promise((resolve, reject) => {
+    nodeScrypt(password, p.Salt, p.KeyLen, { N: p.N, r: p.R, p: p.P, maxmem }, (err, key) => {
+      if (err) reject(configError('ECONFIGINVALID', `scrypt failed: ${err.message}`, err));
+      else resolve(key);
+    });
+  });
+}
