@@ -1,0 +1,3 @@
+export * from './layout.js';
+export * from './header.js';
+export * from './content-cipher.js';
