@@ -1,0 +1,43 @@
+/**
+ * Per-directory name IVs (FORMAT.md §5.5): `gocryptfs.diriv`, exactly 16
+ * random non-zero bytes, mode 0444, written once when the directory is made.
+ */
+import { promises as fsp, constants as C } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from '../crypto/index.js';
+import { fsError } from '../util/errors.js';
+
+export const DIRIV_NAME = 'gocryptfs.diriv';
+export const DIRIV_LEN = 16;
+export const DIRIV_MODE = 0o444;
+/** The IV of every directory when there are no diriv files (deterministic names). */
+export const ZERO_IV: Buffer = Buffer.alloc(DIRIV_LEN);
+
+/** Reads a directory's IV. A missing, short, long or all-zero file is EIO. */
+export async function readDirIV(cipherDir: string): Promise<Buffer> {
+  const path = join(cipherDir, DIRIV_NAME);
+  const fh = await fsp.open(path, 'r');
+  try {
+    const buf = Buffer.alloc(DIRIV_LEN + 1);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    if (bytesRead !== DIRIV_LEN) throw fsError('EIO', 'open', path, `diriv is ${bytesRead === 17 ? 'too long' : `${bytesRead} bytes`}`);
+    const iv = buf.subarray(0, DIRIV_LEN);
+    if (iv.every((b) => b === 0)) throw fsError('EIO', 'open', path, 'diriv is all zero');
+    return iv;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Creates the IV file of a new directory (the directory must be writable). */
+export async function createDirIV(cipherDir: string): Promise<Buffer> {
+  const iv = Buffer.from(randomBytes(DIRIV_LEN));
+  const fh = await fsp.open(join(cipherDir, DIRIV_NAME), C.O_WRONLY | C.O_CREAT | C.O_EXCL, DIRIV_MODE);
+  try {
+    await fh.writeFile(iv);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  return iv;
+}
