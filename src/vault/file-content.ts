@@ -1,0 +1,161 @@
+/**
+ * Reading, writing and truncating the plaintext of one open cipher file
+ * (FORMAT.md §4.8–§4.10). Callers hold the file's lock: a read lock for
+ * `readContent`, the write lock for the others.
+ */
+import { BLOCK_SIZE, HEADER_LEN, blockNo, blockRange, cipherOffOfBlock, cipherSizeToPlainSize, plainSizeToCipherSize, newHeader, parseHeader, BlockError, type ContentCipher } from '../content/index.js';
+import type { Logger } from '../util/logger.js';
+import { fsError } from '../util/errors.js';
+import { fstat, ftruncate, preadFull, pwriteFull } from './fd-io.js';
+import type { FileState } from './file-state.js';
+
+/** One open cipher file: its descriptor, shared state and what we need to report problems. */
+export interface ContentFile {
+  fd: number;
+  state: FileState;
+  cipher: ContentCipher;
+  /** The cipher path, for log lines. */
+  cipherPath: string;
+  log: Logger;
+}
+
+function eio(f: ContentFile, what: string): Error {
+  f.log.warn(`${f.cipherPath}: ${what}`);
+  return fsError('EIO', 'read', undefined, what);
+}
+
+export async function cipherSize(f: ContentFile): Promise<number> {
+  return (await fstat(f.fd)).size;
+}
+
+export async function plainSize(f: ContentFile): Promise<number> {
+  return cipherSizeToPlainSize(f.cipher.layout, await cipherSize(f));
+}
+
+/** The file ID, reading the header when not cached; null for a file with no complete header. */
+async function readFileId(f: ContentFile): Promise<Buffer | null> {
+  if (f.state.fileId) return f.state.fileId;
+  const hdr = await preadFull(f.fd, HEADER_LEN, 0);
+  if (hdr.length < HEADER_LEN) {
+    if (hdr.length > 0) f.log.warn(`${f.cipherPath}: file is ${hdr.length} bytes, shorter than a header; treated as empty`);
+    return null;
+  }
+  try {
+    f.state.fileId = parseHeader(hdr);
+  } catch (err) {
+    throw eio(f, `bad header: ${(err as Error).message}`);
+  }
+  return f.state.fileId;
+}
+
+/** Plaintext bytes [pos, pos+len), fewer at end of file. A bad block is EIO, logged with its number. */
+export async function readContent(f: ContentFile, pos: number, len: number): Promise<Buffer> {
+  if (len <= 0) return Buffer.alloc(0);
+  const { first, last } = blockRange(pos, len);
+  const l = f.cipher.layout;
+  const cipher = await preadFull(f.fd, (last - first + 1) * l.cipherBlockSize, cipherOffOfBlock(l, first));
+  if (cipher.length === 0) return Buffer.alloc(0);
+  const fileId = await readFileId(f);
+  if (!fileId) return Buffer.alloc(0);
+  let plain: Buffer;
+  try {
+    plain = f.cipher.openBlocks(first, fileId, cipher);
+  } catch (err) {
+    if (err instanceof BlockError) throw eio(f, `${err.message} (cipher offset ${cipherOffOfBlock(l, err.blockNo)})`);
+    throw err;
+  }
+  const skip = pos - first * BLOCK_SIZE;
+  return plain.subarray(skip, skip + len);
+}
+
+/** The file ID to write with, creating a fresh header when the file has none. */
+async function fileIdForWrite(f: ContentFile, cSize: number): Promise<Buffer> {
+  if (cSize > HEADER_LEN) {
+    const id = await readFileId(f);
+    if (id) return id;
+  }
+  const { header, fileId } = newHeader();
+  await pwriteFull(f.fd, header, 0);
+  f.state.fileId = fileId;
+  return fileId;
+}
+
+/**
+ * Writes whole blocks covering [pos, pos+data.length), merging the old
+ * contents of partially covered blocks (read-modify-write).
+ */
+async function writeBlocks(f: ContentFile, fileId: Buffer, pos: number, data: Uint8Array, oldPlainSize: number): Promise<void> {
+  const { first, last } = blockRange(pos, data.length);
+  const start = first * BLOCK_SIZE;
+  const end = Math.max(pos + data.length, Math.min(oldPlainSize, (last + 1) * BLOCK_SIZE));
+  const buf = Buffer.alloc(end - start);
+  const readOld = async (n: number): Promise<void> => {
+    const off = n * BLOCK_SIZE;
+    if (off >= oldPlainSize) return;
+    const old = await readContent(f, off, Math.min(BLOCK_SIZE, oldPlainSize - off));
+    buf.set(old, off - start);
+  };
+  if (pos > start) await readOld(first);
+  if ((pos + data.length) % BLOCK_SIZE !== 0 && pos + data.length < end && (last !== first || pos === start)) {
+    await readOld(last);
+  }
+  buf.set(data, pos - start);
+  await pwriteFull(f.fd, f.cipher.sealBlocks(first, fileId, buf), cipherOffOfBlock(f.cipher.layout, first));
+}
+
+/** Pads a partial last block with zeros to a full block (keeps the only-the-last-block-is-short rule). */
+async function zeroPadLastBlock(f: ContentFile, fileId: Buffer, size: number): Promise<void> {
+  const partial = size % BLOCK_SIZE;
+  if (partial === 0) return;
+  await writeBlocks(f, fileId, size, new Uint8Array(BLOCK_SIZE - partial), size);
+}
+
+/** Writes plaintext at `pos`; a write past the end leaves a hole (FORMAT.md §4.9). */
+export async function writeContent(f: ContentFile, pos: number, data: Uint8Array): Promise<void> {
+  if (data.length === 0) return;
+  const cSize = await cipherSize(f);
+  let size = cipherSizeToPlainSize(f.cipher.layout, cSize);
+  const fileId = await fileIdForWrite(f, cSize);
+  if (cSize <= HEADER_LEN) size = 0;
+  if (blockNo(pos) > blockNo(size)) {
+    await zeroPadLastBlock(f, fileId, size);
+    size = Math.ceil(size / BLOCK_SIZE) * BLOCK_SIZE;
+  }
+  await writeBlocks(f, fileId, pos, data, size);
+}
+
+/** Sets the plaintext size: grows with holes, shrinks by re-sealing the new last block. */
+export async function truncateContent(f: ContentFile, newSize: number): Promise<void> {
+  if (newSize < 0 || !Number.isSafeInteger(newSize)) throw fsError('EINVAL', 'ftruncate');
+  const cSize = await cipherSize(f);
+  const oldSize = cipherSizeToPlainSize(f.cipher.layout, cSize);
+  if (newSize === 0) {
+    await ftruncate(f.fd, 0);
+    f.state.fileId = null;
+    return;
+  }
+  if (newSize === oldSize && cSize === plainSizeToCipherSize(f.cipher.layout, oldSize)) return;
+  const l = f.cipher.layout;
+  if (newSize > oldSize) {
+    if (newSize % BLOCK_SIZE !== 0) {
+      // One zero byte at the new end; writeContent pads and leaves holes as needed.
+      await writeContent(f, newSize - 1, new Uint8Array(1));
+      return;
+    }
+    const fileId = await fileIdForWrite(f, cSize);
+    await zeroPadLastBlock(f, fileId, cSize <= HEADER_LEN ? 0 : oldSize);
+    await ftruncate(f.fd, plainSizeToCipherSize(l, newSize));
+    return;
+  }
+  // Shrink.
+  if (newSize % BLOCK_SIZE === 0) {
+    await ftruncate(f.fd, plainSizeToCipherSize(l, newSize));
+    return;
+  }
+  const lastBlock = blockNo(newSize - 1);
+  const lastOff = lastBlock * BLOCK_SIZE;
+  const keep = await readContent(f, lastOff, newSize - lastOff);
+  const fileId = await readFileId(f);
+  await ftruncate(f.fd, cipherOffOfBlock(l, lastBlock));
+  await pwriteFull(f.fd, f.cipher.sealBlock(lastBlock, fileId!, keep), cipherOffOfBlock(l, lastBlock));
+}

@@ -1,0 +1,39 @@
+/**
+ * From the master key to the objects that do the work (FORMAT.md §3):
+ * the EME name cipher and the content AEAD, with HKDF subkeys or, for
+ * pre-v1.3 filesystems, the legacy key use.
+ */
+import { createHash } from 'node:crypto';
+import { createAead, Eme, hkdfSha256, HKDF_INFO, type BackendName } from '../crypto/index.js';
+import type { FormatOptions } from '../config/format.js';
+import { ContentCipher } from '../content/index.js';
+import { NameCodec } from '../names/index.js';
+import { fsError } from '../util/errors.js';
+
+export interface VaultCiphers {
+  content: ContentCipher;
+  /** Null in plaintext-names mode for file names; xattr names always use `xattrNames`. */
+  names: NameCodec | null;
+  xattrNames: NameCodec;
+}
+
+function contentKey(masterKey: Uint8Array, f: FormatOptions): Uint8Array {
+  switch (f.cipher) {
+    case 'aes-gcm':
+      return f.hkdf ? hkdfSha256(masterKey, HKDF_INFO.gcm, 32) : masterKey;
+    case 'aes-siv':
+      return f.hkdf ? hkdfSha256(masterKey, HKDF_INFO.siv, 64) : createHash('sha512').update(masterKey).digest();
+    case 'xchacha':
+      if (!f.hkdf) throw fsError('EINVAL', undefined, undefined, 'XChaCha20-Poly1305 requires HKDF');
+      return hkdfSha256(masterKey, HKDF_INFO.xchacha, 32);
+  }
+}
+
+export function deriveCiphers(masterKey: Uint8Array, f: FormatOptions, backend: BackendName = 'node'): VaultCiphers {
+  const emeKey = f.hkdf ? hkdfSha256(masterKey, HKDF_INFO.eme, 32) : masterKey;
+  const eme = new Eme(emeKey, backend);
+  const content = new ContentCipher(createAead(f.cipher, contentKey(masterKey, f), { backend }));
+  const codecOpts = { raw64: f.raw64, longNameMax: f.longNameMax, longNames: f.longNames };
+  const xattrNames = new NameCodec(eme, codecOpts);
+  return { content, names: f.plaintextNames ? null : xattrNames, xattrNames };
+}

@@ -1,0 +1,62 @@
+/** What Vault.init and Vault.open accept. */
+import type { BackendName, CipherName } from '../crypto/aead.js';
+import type { Logger } from '../util/logger.js';
+
+/** A password as text (UTF-8) or raw bytes. */
+export type Password = string | Uint8Array;
+
+export interface VaultCommonOptions {
+  /** Crypto implementation: 'node' (OpenSSL, default) or 'noble' (pure TypeScript). */
+  backend?: BackendName;
+  /** Where warnings about bad blocks and names go (default: stderr). */
+  logger?: Logger;
+  /** Refuse every change (EROFS). */
+  readOnly?: boolean;
+}
+
+export interface VaultInitOptions extends VaultCommonOptions {
+  password: Password;
+  /** Content cipher (default 'aes-gcm'; `-aessiv`, `-xchacha`). */
+  cipher?: CipherName;
+  plaintextNames?: boolean;
+  /** No per-directory IVs (`-deterministic-names`). */
+  deterministicNames?: boolean;
+  /** Hash encrypted names longer than this, 62..255 (default 255). */
+  longNameMax?: number;
+  /** Unpadded base64 (default true; `-raw64=false`). */
+  raw64?: boolean;
+  /** HKDF subkeys (default true; `-hkdf=false` makes a legacy filesystem). */
+  hkdf?: boolean;
+  /** log2 of scrypt's N, 10..28 (default 16). */
+  scryptLogN?: number;
+  /** Config file path (default CIPHERDIR/gocryptfs.conf). */
+  configPath?: string;
+  /** The config's Creator field. */
+  creator?: string;
+}
+
+export interface VaultPasswordOpenOptions extends VaultCommonOptions {
+  password: Password;
+  configPath?: string;
+}
+
+/**
+ * Opening with the master key bypasses gocryptfs.conf entirely; the format
+ * then comes from these options, as from gocryptfs's command-line flags.
+ */
+export interface VaultMasterKeyOpenOptions extends VaultCommonOptions {
+  /** 32 bytes, or 64 hex digits (dashes allowed). */
+  masterkey: Uint8Array | string;
+  cipher?: CipherName;
+  plaintextNames?: boolean;
+  deterministicNames?: boolean;
+  longNameMax?: number;
+  raw64?: boolean;
+  hkdf?: boolean;
+}
+
+export type VaultOpenOptions = VaultPasswordOpenOptions | VaultMasterKeyOpenOptions;
+
+export function passwordBytes(p: Password): Uint8Array {
+  return typeof p === 'string' ? Buffer.from(p, 'utf8') : p;
+}

@@ -1,0 +1,100 @@
+/**
+ * An open plaintext file of a Vault: positional read/write/truncate over
+ * the cipher file, with the file's shared lock (FORMAT.md §4.8–§4.9).
+ */
+import type { Stats } from 'node:fs';
+import { constants as C } from 'node:fs';
+import { fsError } from '../util/errors.js';
+import { closeFd, fdatasync, fstat, fsync } from './fd-io.js';
+import { plainSize, readContent, truncateContent, writeContent, type ContentFile } from './file-content.js';
+import { accessMode } from './open-flags.js';
+
+export class VaultFile {
+  private position = 0;
+  private closed = false;
+
+  /** @internal Made by Vault.open. */
+  constructor(
+    private readonly f: ContentFile,
+    /** The open flags as given (O_* numbers). */
+    readonly flags: number,
+    /** The plaintext path this handle was opened with. */
+    readonly path: string,
+    private readonly onClose: () => void,
+  ) {}
+
+  /** The backing file descriptor (for FUSE adapters and tests). */
+  get fd(): number {
+    return this.f.fd;
+  }
+
+  private check(syscall: string, need: 'read' | 'write' | 'any'): void {
+    if (this.closed) throw fsError('EBADF', syscall, this.path, 'handle is closed');
+    const mode = accessMode(this.flags);
+    if (need === 'read' && mode === C.O_WRONLY) throw fsError('EBADF', syscall, this.path, 'not open for reading');
+    if (need === 'write' && mode === C.O_RDONLY) throw fsError('EBADF', syscall, this.path, 'not open for writing');
+  }
+
+  /**
+   * Reads up to `length` bytes at `position` (or at the handle's own
+   * position, which then advances). Fewer bytes only at end of file.
+   */
+  async read(length: number, position?: number | null): Promise<Buffer> {
+    this.check('read', 'read');
+    const pos = position ?? this.position;
+    const data = await this.f.state.lock.read(() => readContent(this.f, pos, length));
+    if (position === undefined || position === null) this.position = pos + data.length;
+    return data;
+  }
+
+  /**
+   * Writes all of `data` at `position` (or at the handle's position; at the
+   * end of file when opened with O_APPEND). Returns the bytes written.
+   */
+  async write(data: Uint8Array, position?: number | null): Promise<number> {
+    this.check('write', 'write');
+    const append = (this.flags & C.O_APPEND) !== 0;
+    await this.f.state.lock.write(async () => {
+      const pos = append ? await plainSize(this.f) : (position ?? this.position);
+      await writeContent(this.f, pos, data);
+      if (append || position === undefined || position === null) this.position = pos + data.length;
+    });
+    return data.length;
+  }
+
+  async truncate(length = 0): Promise<void> {
+    this.check('ftruncate', 'write');
+    await this.f.state.lock.write(() => truncateContent(this.f, length));
+  }
+
+  /** Plaintext size as every handle of this file sees it. */
+  async size(): Promise<number> {
+    this.check('fstat', 'any');
+    return this.f.state.lock.read(() => plainSize(this.f));
+  }
+
+  /** fstat of the backing file with the plaintext size. */
+  async stat(): Promise<Stats> {
+    this.check('fstat', 'any');
+    const st = await fstat(this.f.fd);
+    st.size = await this.size();
+    return st;
+  }
+
+  async sync(): Promise<void> {
+    this.check('fsync', 'any');
+    await fsync(this.f.fd);
+  }
+
+  async datasync(): Promise<void> {
+    this.check('fdatasync', 'any');
+    await fdatasync(this.f.fd);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.onClose();
+    await closeFd(this.f.fd);
+  }
+}

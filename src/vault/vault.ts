@@ -1,0 +1,646 @@
+/**
+ * A gocryptfs cipher directory as an API on plaintext paths, with no FUSE
+ * in it: the mount and library users both call this.
+ */
+import { promises as fsp, constants as C, type Stats, type StatsFs } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import * as xattr from 'fs-xattr';
+import {
+  CONF_NAME,
+  confFormat,
+  createConf,
+  DEFAULT_LONGNAMEMAX,
+  parseMasterKeyHex,
+  readConfFile,
+  unlockConf,
+  writeConfFile,
+  type ConfFile,
+  type FormatOptions,
+} from '../config/index.js';
+import { BlockError, cipherSizeToPlainSize } from '../content/index.js';
+import {
+  b64Decode,
+  b64Encode,
+  createDirIV,
+  deleteLongName,
+  DIRIV_NAME,
+  longNameKind,
+  readLongName,
+  writeLongName,
+} from '../names/index.js';
+import { configError, fsError, hasCode, type CodedError } from '../util/errors.js';
+import { stderrLogger, type Logger } from '../util/logger.js';
+import { DirIVCache } from './dir-iv-cache.js';
+import { openFd, fstat, closeFd } from './fd-io.js';
+import { truncateContent, type ContentFile } from './file-content.js';
+import { FileStateTable } from './file-state.js';
+import { deriveCiphers, type VaultCiphers } from './keys.js';
+import { backingFlags, isWritable, parseOpenFlags } from './open-flags.js';
+import {
+  passwordBytes,
+  type VaultInitOptions,
+  type VaultMasterKeyOpenOptions,
+  type VaultOpenOptions,
+} from './options.js';
+import { PathMapper, type CipherEntry } from './path-mapper.js';
+import { VaultFile } from './vault-file.js';
+
+/** Read and write in pieces of this size in readFile/writeFile. */
+const CHUNK = 1 << 20;
+
+export type XattrSetMode = 'create' | 'replace';
+
+export class Vault {
+  /** The cipher directory. */
+  readonly cipherdir: string;
+  /** Format settings in force. */
+  readonly format: FormatOptions;
+  /** The loaded config; null when opened with a master key. */
+  readonly config: ConfFile | null;
+  readonly readOnly: boolean;
+  private readonly log: Logger;
+  private readonly ciphers: VaultCiphers;
+  private readonly mapper: PathMapper;
+  private readonly ivCache = new DirIVCache();
+  private readonly files = new FileStateTable();
+  private readonly openHandles = new Set<VaultFile>();
+  private masterKey: Uint8Array;
+  private closed = false;
+
+  private constructor(cipherdir: string, format: FormatOptions, config: ConfFile | null, masterKey: Uint8Array, opts: VaultOpenOptions) {
+    this.cipherdir = cipherdir;
+    this.format = format;
+    this.config = config;
+    this.masterKey = masterKey;
+    this.readOnly = opts.readOnly ?? false;
+    this.log = opts.logger ?? stderrLogger;
+    this.ciphers = deriveCiphers(masterKey, format, opts.backend);
+    this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.ivCache);
+  }
+
+  // ---------------------------------------------------------------- creation
+
+  /**
+   * Creates a new cipher directory in the existing empty directory
+   * `cipherdir` (gocryptfs -init) and opens it.
+   */
+  static async init(cipherdir: string, opts: VaultInitOptions): Promise<Vault> {
+    await assertEmptyDir(cipherdir);
+    const format = formatFromInitOptions(opts);
+    const { conf, masterKey } = await createConf({
+      format,
+      password: passwordBytes(opts.password),
+      ...(opts.scryptLogN !== undefined && { scryptLogN: opts.scryptLogN }),
+      ...(opts.creator !== undefined && { creator: opts.creator }),
+    });
+    await writeConfFile(opts.configPath ?? join(cipherdir, CONF_NAME), conf);
+    if (format.dirIV) await createDirIV(cipherdir);
+    return new Vault(cipherdir, format, conf, masterKey, opts);
+  }
+
+  /** Opens an existing cipher directory with its password or master key. */
+  static async open(cipherdir: string, opts: VaultOpenOptions): Promise<Vault> {
+    await assertDir(cipherdir);
+    if ('masterkey' in opts) {
+      const key = typeof opts.masterkey === 'string' ? parseMasterKeyHex(opts.masterkey) : Buffer.from(opts.masterkey);
+      if (key.length !== 32) throw configError('EMASTERKEY', `master key must be 32 bytes, got ${key.length}`);
+      return new Vault(cipherdir, formatFromInitOptions(opts), null, key, opts);
+    }
+    const conf = await readConfFile(opts.configPath ?? join(cipherdir, CONF_NAME));
+    const masterKey = await unlockConf(conf, passwordBytes(opts.password));
+    return new Vault(cipherdir, confFormat(conf), conf, masterKey, opts);
+  }
+
+  /** The master key (a copy). Handle with care. */
+  getMasterKey(): Uint8Array {
+    this.assertOpen();
+    return Buffer.from(this.masterKey);
+  }
+
+  /** Closes every open handle and forgets the key material. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.all([...this.openHandles].map((h) => h.close()));
+    this.closed = true;
+    this.masterKey.fill(0);
+    this.masterKey = new Uint8Array(0);
+    this.ivCache.clear();
+  }
+
+  // ------------------------------------------------------------ path helpers
+
+  /** The backing path of a plaintext path (for tools and tests). */
+  async cipherPath(path: string): Promise<string> {
+    this.assertOpen();
+    return this.mapper.cipherPath(path, 'lstat');
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw fsError('EBADF', undefined, undefined, 'vault is closed');
+  }
+
+  private assertWritable(syscall: string, path: string): void {
+    this.assertOpen();
+    if (this.readOnly) throw fsError('EROFS', syscall, path);
+  }
+
+  /** Rewrites a backing error so that it names the plaintext path, never the cipher path. */
+  private plainError(err: unknown, syscall: string, path: string): unknown {
+    if (hasCode(err) && err.syscall !== undefined) {
+      return fsError(err.code, syscall, path);
+    }
+    return err;
+  }
+
+  private async entry(path: string, syscall: string): Promise<CipherEntry> {
+    this.assertOpen();
+    return this.mapper.entry(path, syscall);
+  }
+
+  private async resolve(path: string, syscall: string): Promise<string> {
+    this.assertOpen();
+    return this.mapper.cipherPath(path, syscall);
+  }
+
+  private async lexists(p: string): Promise<boolean> {
+    try {
+      await fsp.lstat(p);
+      return true;
+    } catch (err) {
+      if (hasCode(err, 'ENOENT')) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Runs `create` for a new entry, writing its long-name file first and
+   * removing that again if the creation fails (FORMAT.md §5.6).
+   */
+  private async withLongName<T>(e: CipherEntry, create: () => Promise<T>): Promise<T> {
+    if (!e.long) return create();
+    const existed = await this.lexists(join(e.dir, e.diskName + '.name'));
+    await writeLongName(e.dir, e.diskName, e.cname);
+    try {
+      return await create();
+    } catch (err) {
+      if (!existed) await deleteLongName(e.dir, e.diskName);
+      throw err;
+    }
+  }
+
+  // ------------------------------------------------------------- metadata
+
+  /** lstat with plaintext sizes (files: content size; symlinks: target length). */
+  async stat(path: string): Promise<Stats> {
+    const p = await this.resolve(path, 'lstat');
+    let st: Stats;
+    try {
+      st = await fsp.lstat(p);
+    } catch (err) {
+      throw this.plainError(err, 'lstat', path);
+    }
+    return this.plainStats(st, p, path);
+  }
+
+  private async plainStats(st: Stats, cipherPath: string, path: string): Promise<Stats> {
+    if (st.isFile()) {
+      st.size = cipherSizeToPlainSize(this.ciphers.content.layout, st.size);
+    } else if (st.isSymbolicLink()) {
+      st.size = (await this.readlinkAt(cipherPath, path)).length;
+    }
+    return st;
+  }
+
+  async readdir(path: string): Promise<string[]> {
+    const dir = await this.resolve(path, 'scandir');
+    let names: string[];
+    try {
+      names = await fsp.readdir(dir);
+    } catch (err) {
+      throw this.plainError(err, 'scandir', path);
+    }
+    const isRoot = dir === this.cipherdir;
+    const codec = this.ciphers.names;
+    if (!codec) {
+      return names.filter((n) => !(isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')));
+    }
+    const iv = await this.mapper.dirIV(dir);
+    const out: string[] = [];
+    for (const n of names) {
+      if (isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')) continue;
+      if (this.format.dirIV && n === DIRIV_NAME) continue;
+      let cname = n;
+      const kind = longNameKind(n);
+      if (kind === 'name-file') continue;
+      if (kind === 'content') {
+        const full = await readLongName(dir, n);
+        if (full === null) {
+          this.log.warn(`${join(dir, n)}: long name without a valid .name file, hidden`);
+          continue;
+        }
+        cname = full;
+      }
+      const plain = codec.decryptName(cname, iv);
+      if (plain === null) {
+        this.log.warn(`${join(dir, n)}: name does not decrypt, hidden`);
+        continue;
+      }
+      out.push(plain.toString('utf8'));
+    }
+    return out;
+  }
+
+  async chmod(path: string, mode: number): Promise<void> {
+    this.assertWritable('chmod', path);
+    const p = await this.resolve(path, 'chmod');
+    await fsp.chmod(p, mode).catch((err) => {
+      throw this.plainError(err, 'chmod', path);
+    });
+  }
+
+  async chown(path: string, uid: number, gid: number): Promise<void> {
+    this.assertWritable('lchown', path);
+    const p = await this.resolve(path, 'lchown');
+    await fsp.lchown(p, uid, gid).catch((err) => {
+      throw this.plainError(err, 'lchown', path);
+    });
+  }
+
+  /** Sets access and modification times (of a symlink itself, not its target). */
+  async utimes(path: string, atime: number | Date, mtime: number | Date): Promise<void> {
+    this.assertWritable('lutimes', path);
+    const p = await this.resolve(path, 'lutimes');
+    await fsp.lutimes(p, atime, mtime).catch((err) => {
+      throw this.plainError(err, 'lutimes', path);
+    });
+  }
+
+  async statfs(): Promise<StatsFs> {
+    this.assertOpen();
+    return fsp.statfs(this.cipherdir);
+  }
+
+  // ---------------------------------------------------------------- files
+
+  /**
+   * Opens a regular file. `flags` as for fs.open ('r', 'w+', 'a', ...) or
+   * O_* numbers; `mode` applies when the file is created.
+   */
+  async open(path: string, flags: string | number = 'r', mode = 0o666): Promise<VaultFile> {
+    const f = parseOpenFlags(flags);
+    if (isWritable(f) || (f & (C.O_CREAT | C.O_TRUNC)) !== 0) this.assertWritable('open', path);
+    else this.assertOpen();
+    const e = await this.entry(path, 'open');
+    const create = (f & C.O_CREAT) !== 0 && e.long && !(await this.lexists(e.path));
+    let fd: number;
+    try {
+      const doOpen = (): Promise<number> => openFd(e.path, backingFlags(f), mode);
+      fd = create ? await this.withLongName(e, doOpen) : await doOpen();
+    } catch (err) {
+      throw this.plainError(err, 'open', path);
+    }
+    let st: Stats;
+    try {
+      st = await fstat(fd);
+      if (st.isDirectory()) throw fsError('EISDIR', 'open', path);
+      if (!st.isFile()) throw fsError('EINVAL', 'open', path, 'not a regular file');
+    } catch (err) {
+      await closeFd(fd);
+      throw err;
+    }
+    const state = this.files.acquire(st.dev, st.ino);
+    const content: ContentFile = { fd, state, cipher: this.ciphers.content, cipherPath: e.path, log: this.log };
+    const handle: VaultFile = new VaultFile(content, f, path, () => {
+      this.files.release(st.dev, st.ino);
+      this.openHandles.delete(handle);
+    });
+    this.openHandles.add(handle);
+    if ((f & C.O_TRUNC) !== 0 && isWritable(f)) {
+      try {
+        await state.lock.write(() => truncateContent(content, 0));
+      } catch (err) {
+        await handle.close();
+        throw err;
+      }
+    }
+    return handle;
+  }
+
+  /** The whole content of a file. */
+  async readFile(path: string): Promise<Buffer> {
+    const h = await this.open(path, 'r');
+    try {
+      const parts: Buffer[] = [];
+      for (let pos = 0; ; ) {
+        const chunk = await h.read(CHUNK, pos);
+        if (chunk.length === 0) break;
+        parts.push(Buffer.from(chunk));
+        pos += chunk.length;
+        if (chunk.length < CHUNK) break;
+      }
+      return Buffer.concat(parts);
+    } finally {
+      await h.close();
+    }
+  }
+
+  /** Creates or replaces a file with `data`. */
+  async writeFile(path: string, data: Uint8Array | string, opts: { mode?: number; flag?: string | number } = {}): Promise<void> {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    const h = await this.open(path, opts.flag ?? 'w', opts.mode ?? 0o666);
+    try {
+      for (let pos = 0; pos < bytes.length; pos += CHUNK) {
+        await h.write(bytes.subarray(pos, Math.min(pos + CHUNK, bytes.length)), pos);
+      }
+    } finally {
+      await h.close();
+    }
+  }
+
+  async truncate(path: string, length = 0): Promise<void> {
+    const h = await this.open(path, 'r+');
+    try {
+      await h.truncate(length);
+    } finally {
+      await h.close();
+    }
+  }
+
+  async unlink(path: string): Promise<void> {
+    this.assertWritable('unlink', path);
+    const e = await this.entry(path, 'unlink');
+    try {
+      await fsp.unlink(e.path);
+    } catch (err) {
+      throw this.plainError(err, 'unlink', path);
+    }
+    if (e.long) await deleteLongName(e.dir, e.diskName);
+  }
+
+  // ---------------------------------------------------------- directories
+
+  async mkdir(path: string, mode = 0o777): Promise<void> {
+    this.assertWritable('mkdir', path);
+    const e = await this.entry(path, 'mkdir');
+    try {
+      await this.withLongName(e, () => fsp.mkdir(e.path, { mode }));
+    } catch (err) {
+      throw this.plainError(err, 'mkdir', path);
+    }
+    if (!this.format.dirIV) return;
+    try {
+      // The diriv must be written before anything else goes in; make the
+      // directory writable for that moment if its mode says otherwise (§8).
+      const st = await fsp.lstat(e.path);
+      const m = st.mode & 0o7777;
+      const lacksWrite = (m & 0o300) !== 0o300;
+      if (lacksWrite) await fsp.chmod(e.path, m | 0o700);
+      await createDirIV(e.path);
+      if (lacksWrite) await fsp.chmod(e.path, m);
+    } catch (err) {
+      await fsp.rm(join(e.path, DIRIV_NAME), { force: true }).catch(() => undefined);
+      await fsp.rmdir(e.path).catch(() => undefined);
+      if (e.long) await deleteLongName(e.dir, e.diskName);
+      throw this.plainError(err, 'mkdir', path);
+    }
+  }
+
+  /** Removes an empty directory (ENOTEMPTY otherwise), as gocryptfs does (FORMAT.md §5.5). */
+  async rmdir(path: string): Promise<void> {
+    this.assertWritable('rmdir', path);
+    const e = await this.entry(path, 'rmdir');
+    try {
+      await this.rmdirEntry(e);
+    } catch (err) {
+      throw this.plainError(err, 'rmdir', path);
+    }
+  }
+
+  private async rmdirEntry(e: CipherEntry): Promise<void> {
+    if (this.format.dirIV) {
+      const names = await fsp.readdir(e.path);
+      if (names.some((n) => n !== DIRIV_NAME)) throw fsError('ENOTEMPTY', 'rmdir');
+      if (names.includes(DIRIV_NAME)) {
+        const parked = join(e.dir, `${DIRIV_NAME}.rmdir.${randomBytes(8).readBigUInt64BE()}`);
+        await fsp.rename(join(e.path, DIRIV_NAME), parked);
+        try {
+          await fsp.rmdir(e.path);
+        } catch (err) {
+          await fsp.rename(parked, join(e.path, DIRIV_NAME)).catch(() => undefined);
+          throw err;
+        }
+        await fsp.unlink(parked);
+      } else {
+        await fsp.rmdir(e.path);
+      }
+    } else {
+      await fsp.rmdir(e.path);
+    }
+    this.ivCache.forgetTree(e.path);
+    if (e.long) await deleteLongName(e.dir, e.diskName);
+  }
+
+  // -------------------------------------------------------------- renames
+
+  /** Renames a file or directory, replacing the target as rename(2) does. */
+  async rename(from: string, to: string): Promise<void> {
+    this.assertWritable('rename', from);
+    const src = await this.entry(from, 'rename');
+    const dst = await this.entry(to, 'rename');
+    if (src.path === dst.path) return;
+    const doRename = (): Promise<void> => this.withLongName(dst, () => fsp.rename(src.path, dst.path));
+    try {
+      try {
+        await doRename();
+      } catch (err) {
+        // A plaintext-empty directory is not empty on disk (its diriv): remove it and retry.
+        if (!hasCode(err, 'ENOTEMPTY', 'EEXIST') || !(await this.isEmptyCipherDir(dst.path))) throw err;
+        await this.rmdirEntry(dst);
+        await doRename();
+      }
+    } catch (err) {
+      throw this.plainError(err, 'rename', from);
+    }
+    if (src.long) await deleteLongName(src.dir, src.diskName);
+    this.ivCache.forgetTree(src.path);
+    this.ivCache.forgetTree(dst.path);
+  }
+
+  private async isEmptyCipherDir(p: string): Promise<boolean> {
+    try {
+      const names = await fsp.readdir(p);
+      return names.every((n) => this.format.dirIV && n === DIRIV_NAME);
+    } catch {
+      return false;
+    }
+  }
+
+  async link(existing: string, newPath: string): Promise<void> {
+    this.assertWritable('link', newPath);
+    const src = await this.resolve(existing, 'link');
+    const dst = await this.entry(newPath, 'link');
+    try {
+      await this.withLongName(dst, () => fsp.link(src, dst.path));
+    } catch (err) {
+      throw this.plainError(err, 'link', newPath);
+    }
+  }
+
+  // ------------------------------------------------------------- symlinks
+
+  /** Creates `path` as a symlink pointing to `target` (FORMAT.md §6). */
+  async symlink(target: string, path: string): Promise<void> {
+    this.assertWritable('symlink', path);
+    const e = await this.entry(path, 'symlink');
+    const stored = this.encryptSymlinkTarget(target);
+    try {
+      await this.withLongName(e, () => fsp.symlink(stored, e.path));
+    } catch (err) {
+      throw this.plainError(err, 'symlink', path);
+    }
+  }
+
+  async readlink(path: string): Promise<string> {
+    const p = await this.resolve(path, 'readlink');
+    return this.readlinkAt(p, path);
+  }
+
+  private encryptSymlinkTarget(target: string): string {
+    if (this.format.plaintextNames) return target;
+    return b64Encode(this.ciphers.content.sealMessage(Buffer.from(target, 'utf8')), this.format.raw64);
+  }
+
+  private async readlinkAt(cipherPath: string, path: string): Promise<string> {
+    let stored: string;
+    try {
+      stored = await fsp.readlink(cipherPath);
+    } catch (err) {
+      throw this.plainError(err, 'readlink', path);
+    }
+    if (this.format.plaintextNames) return stored;
+    const sealed = b64Decode(stored, this.format.raw64);
+    try {
+      if (sealed === null) throw new BlockError('target is not valid base64', -1);
+      return this.ciphers.content.openMessage(sealed).toString('utf8');
+    } catch (err) {
+      this.log.warn(`${cipherPath}: symlink target does not decrypt: ${(err as Error).message}`);
+      throw fsError('EIO', 'readlink', path);
+    }
+  }
+
+  // --------------------------------------------------------------- xattrs
+
+  private checkXattrName(name: string, syscall: string, path: string): void {
+    if (name.length === 0 || name.includes('\0')) throw fsError('EINVAL', syscall, path, 'bad xattr name');
+  }
+
+  /** The value of an extended attribute (ENODATA when absent). */
+  async getxattr(path: string, name: string): Promise<Buffer> {
+    this.checkXattrName(name, 'getxattr', path);
+    const p = await this.resolve(path, 'getxattr');
+    const stored = this.ciphers.xattrNames.encryptXattrName(name);
+    let value: Buffer;
+    try {
+      value = await xattr.getAttribute(p, stored);
+    } catch (err) {
+      throw this.plainError(xattrError(err, 'getxattr'), 'getxattr', path);
+    }
+    if (stored === name) return value; // ACLs are stored in clear
+    try {
+      return this.ciphers.content.openMessage(value);
+    } catch (err) {
+      this.log.warn(`${p}: xattr ${stored} does not decrypt: ${(err as Error).message}`);
+      throw fsError('EIO', 'getxattr', path);
+    }
+  }
+
+  async setxattr(path: string, name: string, value: Uint8Array, mode?: XattrSetMode): Promise<void> {
+    this.assertWritable('setxattr', path);
+    this.checkXattrName(name, 'setxattr', path);
+    const p = await this.resolve(path, 'setxattr');
+    const stored = this.ciphers.xattrNames.encryptXattrName(name);
+    try {
+      if (mode !== undefined) {
+        const exists = (await xattr.listAttributes(p)).includes(stored);
+        if (mode === 'create' && exists) throw fsError('EEXIST', 'setxattr');
+        if (mode === 'replace' && !exists) throw fsError('ENODATA', 'setxattr');
+      }
+      const v = stored === name ? Buffer.from(value) : this.ciphers.content.sealMessage(value);
+      await xattr.setAttribute(p, stored, v);
+    } catch (err) {
+      throw this.plainError(xattrError(err, 'setxattr'), 'setxattr', path);
+    }
+  }
+
+  async listxattr(path: string): Promise<string[]> {
+    const p = await this.resolve(path, 'listxattr');
+    let names: string[];
+    try {
+      names = await xattr.listAttributes(p);
+    } catch (err) {
+      throw this.plainError(xattrError(err, 'listxattr'), 'listxattr', path);
+    }
+    const out: string[] = [];
+    for (const n of names) {
+      const plain = this.ciphers.xattrNames.decryptXattrName(n);
+      if (plain !== null) out.push(plain);
+      else if (n.startsWith('user.gocryptfs.')) this.log.warn(`${p}: xattr name ${n} does not decrypt, hidden`);
+    }
+    return out;
+  }
+
+  async removexattr(path: string, name: string): Promise<void> {
+    this.assertWritable('removexattr', path);
+    this.checkXattrName(name, 'removexattr', path);
+    const p = await this.resolve(path, 'removexattr');
+    try {
+      await xattr.removeAttribute(p, this.ciphers.xattrNames.encryptXattrName(name));
+    } catch (err) {
+      throw this.plainError(xattrError(err, 'removexattr'), 'removexattr', path);
+    }
+  }
+}
+
+/** fs-xattr's errors carry the code but no syscall; give them one. */
+function xattrError(err: unknown, syscall: string): unknown {
+  if (hasCode(err) && (err as CodedError).syscall === undefined) (err as CodedError).syscall = syscall;
+  return err;
+}
+
+async function assertDir(dir: string): Promise<void> {
+  let st: Stats;
+  try {
+    st = await fsp.stat(dir);
+  } catch (err) {
+    throw fsError(hasCode(err) ? err.code : 'ENOENT', 'stat', dir, 'cipher directory is not accessible');
+  }
+  if (!st.isDirectory()) throw fsError('ENOTDIR', 'stat', dir, 'cipher directory is not a directory');
+}
+
+async function assertEmptyDir(dir: string): Promise<void> {
+  await assertDir(dir);
+  const entries = await fsp.readdir(dir);
+  if (entries.length > 0) throw fsError('ENOTEMPTY', 'init', dir, 'cipher directory is not empty');
+}
+
+/** Format settings from init options or -masterkey flags, with gocryptfs's defaults. */
+export function formatFromInitOptions(o: VaultInitOptions | VaultMasterKeyOpenOptions): FormatOptions {
+  const cipher = o.cipher ?? 'aes-gcm';
+  const hkdf = o.hkdf ?? true;
+  const plaintextNames = o.plaintextNames ?? false;
+  const longNameMax = o.longNameMax ?? DEFAULT_LONGNAMEMAX;
+  if (!Number.isInteger(longNameMax) || longNameMax < 62 || longNameMax > 255) {
+    throw fsError('EINVAL', undefined, undefined, `longnamemax must be between 62 and 255, got ${longNameMax}`);
+  }
+  if (cipher === 'xchacha' && !hkdf) throw fsError('EINVAL', undefined, undefined, 'XChaCha20-Poly1305 requires HKDF');
+  return {
+    cipher,
+    hkdf,
+    plaintextNames,
+    dirIV: !plaintextNames && !(o.deterministicNames ?? false),
+    raw64: !plaintextNames && (o.raw64 ?? true),
+    longNameMax: plaintextNames ? DEFAULT_LONGNAMEMAX : longNameMax,
+    longNames: !plaintextNames,
+  };
+}
