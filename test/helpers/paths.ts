@@ -1,0 +1,23 @@
+/** Where the repository and the shared fixtures are, wherever the compiled test runs from. */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+function findRepoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'tsconfig.json'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) throw new Error('cannot find the repository root (package.json)');
+    dir = up;
+  }
+}
+
+export const REPO_ROOT = findRepoRoot();
+/** ../shared beside the repository (read-only). */
+export const SHARED_DIR = resolve(REPO_ROOT, '..', 'shared');
+export const FIXTURES_DIR = join(SHARED_DIR, 'fixtures');
+export const VECTORS_DIR = join(FIXTURES_DIR, 'vectors');
+export const EXAMPLES_DIR = join(FIXTURES_DIR, 'gocryptfs-examples');
+/** The CLI entry point. */
+export const BIN = join(REPO_ROOT, 'bin', 'tscryptfs');

@@ -1,0 +1,26 @@
+/** Temporary directories that tests always remove. */
+import { mkdtempSync, rmSync, chmodSync, readdirSync, lstatSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Makes everything below `dir` writable, so removal works even without root. */
+function makeWritable(dir: string): void {
+  try {
+    chmodSync(dir, 0o700);
+    for (const n of readdirSync(dir)) {
+      const p = join(dir, n);
+      if (lstatSync(p).isDirectory()) makeWritable(p);
+    }
+  } catch {
+    // best effort; rmSync reports what it cannot remove
+  }
+}
+
+export function makeTempDir(prefix = 'tscryptfs-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function removeTempDir(dir: string): void {
+  makeWritable(dir);
+  rmSync(dir, { recursive: true, force: true });
+}
