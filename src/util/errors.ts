@@ -31,9 +31,11 @@ export function fsError(code: string, syscall?: string, path?: string, detail?: 
   return err;
 }
 
-/** True for an error object with the given `code`. */
+/** True for an error object with one of the given codes (any string code when none are given). */
 export function hasCode(err: unknown, ...codes: string[]): err is CodedError {
-  return typeof err === 'object' && err !== null && codes.includes((err as CodedError).code);
+  if (typeof err !== 'object' || err === null) return false;
+  const code = (err as CodedError).code;
+  return typeof code === 'string' && (codes.length === 0 || codes.includes(code));
 }
 
 /** Errors specific to gocryptfs configuration handling (not POSIX). */
