@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# One-time set-up on Debian 12 (run as root, or with sudo available):
+# system packages, npm dependencies and the build, then a short demo of
+# tscryptfs on a throw-away cipher directory. Safe to run again.
+#
+#   bash setup.bash            # install, build, run the demo
+#   bash setup.bash --no-demo  # install and build only (what CI uses)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# gocryptfs (with gocryptfs-xray) is the reference implementation the tests
+# compare against; fuse3 gives fusermount3; attr gives getfattr/setfattr.
+APT_PACKAGES=(gocryptfs fuse3 attr)
+
+need_apt=0
+for cmd in gocryptfs gocryptfs-xray fusermount3 getfattr; do
+  command -v "$cmd" >/dev/null 2>&1 || need_apt=1
+done
+if [ "$need_apt" = 1 ]; then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  echo "setup: installing ${APT_PACKAGES[*]} with apt-get"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${APT_PACKAGES[@]}" >/dev/null
+fi
+
+echo "setup: npm ci (installs dependencies, builds native modules, compiles TypeScript)"
+npm ci --no-audit --no-fund
+
+if [ "${1:-}" = "--no-demo" ]; then
+  exit 0
+fi
+
+# The demo: make a cipher directory, show its config, write and read a file
+# through the library, and show what lands on disk.
+demo=$(mktemp -d /tmp/tscryptfs-demo.XXXXXX)
+trap 'rm -rf "$demo"' EXIT
+mkdir "$demo/cipher"
+echo "demo: tscryptfs -init $demo/cipher"
+node bin/tscryptfs -init -q -scryptn 10 -extpass "echo demo-password" "$demo/cipher"
+node bin/tscryptfs -info "$demo/cipher"
+node --input-type=module -e "
+import { Vault } from './dist/src/index.js';
+const v = await Vault.open(process.argv[1], { password: 'demo-password' });
+await v.mkdir('/notes');
+await v.writeFile('/notes/hello.txt', 'Hello from tscryptfs\n');
+process.stdout.write('demo: plaintext view: /notes/hello.txt = ' + (await v.readFile('/notes/hello.txt')).toString());
+await v.close();
+" "$demo/cipher"
+echo "demo: what is on disk:"
+find "$demo/cipher" -mindepth 1 | sed "s|$demo/cipher|  CIPHERDIR|"
+echo "demo: gocryptfs -fsck agrees:"
+gocryptfs -fsck -q -extpass "echo demo-password" "$demo/cipher" && echo "  no problems found"
