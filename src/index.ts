@@ -10,6 +10,7 @@ export { Vault, VaultFile, formatFromInitOptions } from './vault/index.js';
 export type {
   Password,
   VaultCommonOptions,
+  VaultFormatOptions,
   VaultInitOptions,
   VaultOpenOptions,
   VaultPasswordOpenOptions,

@@ -14,8 +14,8 @@ export interface VaultCommonOptions {
   readOnly?: boolean;
 }
 
-export interface VaultInitOptions extends VaultCommonOptions {
-  password: Password;
+/** The format settings chosen at -init (or given with -masterkey). */
+export interface VaultFormatOptions {
   /** Content cipher (default 'aes-gcm'; `-aessiv`, `-xchacha`). */
   cipher?: CipherName;
   plaintextNames?: boolean;
@@ -27,6 +27,10 @@ export interface VaultInitOptions extends VaultCommonOptions {
   raw64?: boolean;
   /** HKDF subkeys (default true; `-hkdf=false` makes a legacy filesystem). */
   hkdf?: boolean;
+}
+
+export interface VaultInitOptions extends VaultCommonOptions, VaultFormatOptions {
+  password: Password;
   /** log2 of scrypt's N, 10..28 (default 16). */
   scryptLogN?: number;
   /** Config file path (default CIPHERDIR/gocryptfs.conf). */
@@ -44,15 +48,9 @@ export interface VaultPasswordOpenOptions extends VaultCommonOptions {
  * Opening with the master key bypasses gocryptfs.conf entirely; the format
  * then comes from these options, as from gocryptfs's command-line flags.
  */
-export interface VaultMasterKeyOpenOptions extends VaultCommonOptions {
+export interface VaultMasterKeyOpenOptions extends VaultCommonOptions, VaultFormatOptions {
   /** 32 bytes, or 64 hex digits (dashes allowed). */
   masterkey: Uint8Array | string;
-  cipher?: CipherName;
-  plaintextNames?: boolean;
-  deterministicNames?: boolean;
-  longNameMax?: number;
-  raw64?: boolean;
-  hkdf?: boolean;
 }
 
 export type VaultOpenOptions = VaultPasswordOpenOptions | VaultMasterKeyOpenOptions;

@@ -39,8 +39,8 @@ import { deriveCiphers, type VaultCiphers } from './keys.js';
 import { backingFlags, isWritable, parseOpenFlags } from './open-flags.js';
 import {
   passwordBytes,
+  type VaultFormatOptions,
   type VaultInitOptions,
-  type VaultMasterKeyOpenOptions,
   type VaultOpenOptions,
 } from './options.js';
 import { PathMapper, type CipherEntry } from './path-mapper.js';
@@ -625,7 +625,7 @@ async function assertEmptyDir(dir: string): Promise<void> {
 }
 
 /** Format settings from init options or -masterkey flags, with gocryptfs's defaults. */
-export function formatFromInitOptions(o: VaultInitOptions | VaultMasterKeyOpenOptions): FormatOptions {
+export function formatFromInitOptions(o: VaultFormatOptions): FormatOptions {
   const cipher = o.cipher ?? 'aes-gcm';
   const hkdf = o.hkdf ?? true;
   const plaintextNames = o.plaintextNames ?? false;

@@ -84,12 +84,12 @@ test('malformed configs are ECONFIGPARSE', () => {
 
 test('-init flags per variant are exactly gocryptfs 2.3 ones (FORMAT.md §2.2)', async () => {
   const expect: Array<[Parameters<typeof formatFromInitOptions>[0], string]> = [
-    [{ password: '' }, 'aesgcm'],
-    [{ password: '', cipher: 'aes-siv' }, 'aessiv'],
-    [{ password: '', cipher: 'xchacha' }, 'xchacha'],
-    [{ password: '', plaintextNames: true }, 'plaintextnames'],
-    [{ password: '', deterministicNames: true }, 'deterministic-names'],
-    [{ password: '', longNameMax: 62 }, 'longnamemax62'],
+    [{}, 'aesgcm'],
+    [{ cipher: 'aes-siv' }, 'aessiv'],
+    [{ cipher: 'xchacha' }, 'xchacha'],
+    [{ plaintextNames: true }, 'plaintextnames'],
+    [{ deterministicNames: true }, 'deterministic-names'],
+    [{ longNameMax: 62 }, 'longnamemax62'],
   ];
   for (const [opts, fx] of expect) {
     const { conf: c } = await createConf({ format: formatFromInitOptions(opts), password: pw, scryptLogN: 10 });
@@ -101,7 +101,7 @@ test('-init flags per variant are exactly gocryptfs 2.3 ones (FORMAT.md §2.2)',
 });
 
 test('rewrap keeps the key and flags, changes salt and password', async () => {
-  const { conf: c, masterKey } = await createConf({ format: formatFromInitOptions({ password: '' }), password: pw, scryptLogN: 10 });
+  const { conf: c, masterKey } = await createConf({ format: formatFromInitOptions({}), password: pw, scryptLogN: 10 });
   const c2 = await rewrapConf(c, masterKey, Buffer.from('new'), 11);
   assert.deepEqual(c2.FeatureFlags, c.FeatureFlags);
   assert.equal(c2.ScryptObject.N, 2048);
