@@ -1,0 +1,111 @@
+/**
+ * AES-256-GCM (NIST SP 800-38D) content encryption (FORMAT.md §4.4): 16-byte
+ * nonces (GCMIV128; J0 then comes from GHASH, SP 800-38D §7.1 step 2) or the
+ * 12-byte nonces of the legacy config key wrap (§2.4). Sealed = ct || tag(16).
+ */
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject } from 'node:crypto';
+import { gcm } from '@noble/ciphers/aes.js';
+import { authError, type Aead, type BackendName } from './aead.js';
+import { requireBackend, requireBytes, requireNonce, TAG_SIZE } from './aead-checks.js';
+import { invalidArgument, requireLength } from './errors.js';
+
+export const AES_GCM_KEY_SIZE = 32;
+/** Nonce sizes gocryptfs uses: 16 (content, HKDF config) and 12 (pre-HKDF config). */
+export const AES_GCM_NONCE_SIZES = [16, 12] as const;
+
+abstract class AesGcmBase implements Aead {
+  readonly cipher = 'aes-gcm' as const;
+  abstract readonly backend: BackendName;
+  readonly nonceSize: number;
+  readonly tagSize = TAG_SIZE;
+
+  constructor(key: Uint8Array, nonceSize: number) {
+    requireLength(key, AES_GCM_KEY_SIZE, 'AES-256-GCM key');
+    if (!(AES_GCM_NONCE_SIZES as readonly number[]).includes(nonceSize)) {
+      throw invalidArgument(`AES-GCM nonce size must be 16 or 12, got ${nonceSize}`);
+    }
+    this.nonceSize = nonceSize;
+  }
+
+  seal(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
+    requireNonce(nonce, this.nonceSize, 'AES-GCM');
+    requireBytes(plaintext, 'plaintext');
+    requireBytes(aad, 'aad');
+    return this.sealChecked(nonce, plaintext, aad);
+  }
+
+  open(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
+    requireNonce(nonce, this.nonceSize, 'AES-GCM');
+    requireBytes(sealed, 'sealed data');
+    requireBytes(aad, 'aad');
+    if (sealed.length < TAG_SIZE) throw authError('AES-GCM: ciphertext shorter than the tag');
+    return this.openChecked(nonce, sealed, aad);
+  }
+
+  protected abstract sealChecked(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array;
+  protected abstract openChecked(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array;
+}
+
+/** OpenSSL's GCM through node:crypto. */
+export class NodeAesGcm extends AesGcmBase {
+  readonly backend = 'node' as const;
+  readonly #key: KeyObject;
+
+  constructor(key: Uint8Array, nonceSize = 16) {
+    super(key, nonceSize);
+    this.#key = createSecretKey(key);
+  }
+
+  protected sealChecked(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
+    const c = createCipheriv('aes-256-gcm', this.#key, nonce, { authTagLength: TAG_SIZE });
+    c.setAAD(aad);
+    const ct = c.update(plaintext);
+    c.final(); // a stream mode: nothing is held back
+    return Buffer.concat([ct, c.getAuthTag()], ct.length + TAG_SIZE);
+  }
+
+  protected openChecked(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
+    const split = sealed.length - TAG_SIZE;
+    const d = createDecipheriv('aes-256-gcm', this.#key, nonce, { authTagLength: TAG_SIZE });
+    d.setAAD(aad);
+    d.setAuthTag(sealed.subarray(split));
+    const pt = d.update(sealed.subarray(0, split));
+    try {
+      d.final();
+    } catch {
+      pt.fill(0);
+      throw authError();
+    }
+    return pt;
+  }
+}
+
+/**
+ * @noble/ciphers GCM. Its API takes the key per message and re-derives the
+ * key schedule and GHASH table each time; it offers no way to keep them.
+ */
+export class NobleAesGcm extends AesGcmBase {
+  readonly backend = 'noble' as const;
+  readonly #key: Uint8Array;
+
+  constructor(key: Uint8Array, nonceSize = 16) {
+    super(key, nonceSize);
+    this.#key = Uint8Array.from(key);
+  }
+
+  protected sealChecked(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
+    return gcm(this.#key, nonce, aad).encrypt(plaintext);
+  }
+
+  protected openChecked(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
+    try {
+      return gcm(this.#key, nonce, aad).decrypt(sealed);
+    } catch {
+      throw authError();
+    }
+  }
+}
+
+export function createAesGcm(key: Uint8Array, backend: BackendName = 'node', nonceSize = 16): Aead {
+  return requireBackend(backend) === 'node' ? new NodeAesGcm(key, nonceSize) : new NobleAesGcm(key, nonceSize);
+}

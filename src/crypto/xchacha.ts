@@ -1,0 +1,109 @@
+/**
+ * XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha-03 §2.3; libsodium's
+ * `crypto_aead_xchacha20poly1305_ietf`) content encryption (FORMAT.md §4.6):
+ * 32-byte key, 24-byte nonce, sealed = ct || tag(16).
+ */
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
+import { authError, type Aead, type BackendName } from './aead.js';
+import { requireBackend, requireBytes, requireNonce, TAG_SIZE } from './aead-checks.js';
+import { requireLength } from './errors.js';
+import { hchacha20 } from './hchacha20.js';
+
+export const XCHACHA_KEY_SIZE = 32;
+export const XCHACHA_NONCE_SIZE = 24;
+
+abstract class XChaChaBase implements Aead {
+  readonly cipher = 'xchacha' as const;
+  abstract readonly backend: BackendName;
+  readonly nonceSize = XCHACHA_NONCE_SIZE;
+  readonly tagSize = TAG_SIZE;
+  protected readonly key: Uint8Array;
+
+  constructor(key: Uint8Array) {
+    requireLength(key, XCHACHA_KEY_SIZE, 'XChaCha20-Poly1305 key');
+    this.key = Uint8Array.from(key);
+  }
+
+  seal(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
+    requireNonce(nonce, this.nonceSize, 'XChaCha20-Poly1305');
+    requireBytes(plaintext, 'plaintext');
+    requireBytes(aad, 'aad');
+    return this.sealChecked(nonce, plaintext, aad);
+  }
+
+  open(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
+    requireNonce(nonce, this.nonceSize, 'XChaCha20-Poly1305');
+    requireBytes(sealed, 'sealed data');
+    requireBytes(aad, 'aad');
+    if (sealed.length < TAG_SIZE) throw authError('XChaCha20-Poly1305: ciphertext shorter than the tag');
+    return this.openChecked(nonce, sealed, aad);
+  }
+
+  protected abstract sealChecked(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array;
+  protected abstract openChecked(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array;
+}
+
+/**
+ * Built from parts like gocryptfs's OpenSSL backend (draft §2.3.1):
+ * subkey = HChaCha20(key, nonce[0:16]), then RFC 8439 ChaCha20-Poly1305
+ * with the 12-byte nonce 00000000 || nonce[16:24].
+ */
+export class NodeXChaCha20Poly1305 extends XChaChaBase {
+  readonly backend = 'node' as const;
+
+  #subkeyAndNonce(nonce: Uint8Array): [Uint8Array, Uint8Array] {
+    const subkey = hchacha20(this.key, nonce.subarray(0, 16));
+    const n12 = new Uint8Array(12);
+    n12.set(nonce.subarray(16, 24), 4);
+    return [subkey, n12];
+  }
+
+  protected sealChecked(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
+    const [subkey, n12] = this.#subkeyAndNonce(nonce);
+    const c = createCipheriv('chacha20-poly1305', subkey, n12, { authTagLength: TAG_SIZE });
+    subkey.fill(0);
+    c.setAAD(aad, { plaintextLength: plaintext.length });
+    const ct = c.update(plaintext);
+    c.final();
+    return Buffer.concat([ct, c.getAuthTag()], ct.length + TAG_SIZE);
+  }
+
+  protected openChecked(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
+    const split = sealed.length - TAG_SIZE;
+    const [subkey, n12] = this.#subkeyAndNonce(nonce);
+    const d = createDecipheriv('chacha20-poly1305', subkey, n12, { authTagLength: TAG_SIZE });
+    subkey.fill(0);
+    d.setAAD(aad, { plaintextLength: split });
+    d.setAuthTag(sealed.subarray(split));
+    const pt = d.update(sealed.subarray(0, split));
+    try {
+      d.final();
+    } catch {
+      pt.fill(0);
+      throw authError();
+    }
+    return pt;
+  }
+}
+
+/** @noble/ciphers `xchacha20poly1305` (no per-key state to keep for ChaCha). */
+export class NobleXChaCha20Poly1305 extends XChaChaBase {
+  readonly backend = 'noble' as const;
+
+  protected sealChecked(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
+    return xchacha20poly1305(this.key, nonce, aad).encrypt(plaintext);
+  }
+
+  protected openChecked(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
+    try {
+      return xchacha20poly1305(this.key, nonce, aad).decrypt(sealed);
+    } catch {
+      throw authError();
+    }
+  }
+}
+
+export function createXChaCha20Poly1305(key: Uint8Array, backend: BackendName = 'node'): Aead {
+  return requireBackend(backend) === 'node' ? new NodeXChaCha20Poly1305(key) : new NobleXChaCha20Poly1305(key);
+}
