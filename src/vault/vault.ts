@@ -207,7 +207,7 @@ export class Vault {
     if (st.isFile()) {
       st.size = cipherSizeToPlainSize(this.ciphers.content.layout, st.size);
     } else if (st.isSymbolicLink()) {
-      st.size = (await this.readlinkAt(cipherPath, path)).length;
+      st.size = Buffer.byteLength(await this.readlinkAt(cipherPath, path), 'utf8');
     }
     return st;
   }
