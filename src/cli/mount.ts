@@ -1,0 +1,97 @@
+/**
+ * tscryptfs [OPTIONS] CIPHERDIR MOUNTPOINT
+ *
+ * Mounting itself is the next issue. Everything gocryptfs checks before it
+ * talks to FUSE is done already, in gocryptfs's order, so the exit codes
+ * match: MOUNTPOINT (10), -masterkey (14) or config (11 / 27), password
+ * (9 / 12). Then, for now, "mounting is not implemented yet" and exit 19.
+ *
+ * To implement mounting, replace the tail of runMount(): `plan` holds
+ * everything a FUSE server needs.
+ */
+import { promises as fsp } from 'node:fs';
+import { resolve, sep } from 'node:path';
+import type { ConfFile, FormatOptions } from '../config/index.js';
+import { confFormat } from '../config/index.js';
+import { formatFromInitOptions } from '../vault/index.js';
+import { bool, num } from './args.js';
+import type { CliContext } from './context.js';
+import { CliError, EXIT } from './exit-codes.js';
+import { loadConfig } from './load-config.js';
+import { masterKeyFromArgs } from './masterkey.js';
+import { describeError } from './output.js';
+import { wipe } from './password.js';
+
+export interface MountPlan {
+  cipherdir: string;
+  mountpoint: string;
+  /** Null when the key came from -masterkey / -zerokey (the config is not read then). */
+  conf: ConfFile | null;
+  format: FormatOptions;
+  masterKey: Buffer;
+}
+
+async function checkMountpoint(ctx: CliContext, mountpoint: string): Promise<void> {
+  const { cipherdir } = ctx;
+  if (cipherdir === mountpoint || cipherdir.startsWith(mountpoint + sep)) {
+    throw new CliError(EXIT.MountPoint, `Mountpoint ${JSON.stringify(mountpoint)} would shadow cipherdir ${JSON.stringify(cipherdir)}, this is not supported`);
+  }
+  if (mountpoint.startsWith(cipherdir + sep)) {
+    throw new CliError(EXIT.MountPoint, `Mountpoint ${JSON.stringify(mountpoint)} is contained in cipherdir ${JSON.stringify(cipherdir)}, this is not supported`);
+  }
+  if (mountpoint.startsWith('/dev/fd/')) return; // fuse's "magic fd" syntax
+  try {
+    const st = await fsp.stat(mountpoint);
+    if (!st.isDirectory()) throw new Error(`${mountpoint} is not a directory`);
+    if (!bool(ctx.args, 'nonempty') && (await fsp.readdir(mountpoint)).length > 0) {
+      throw new Error(`directory ${mountpoint} not empty`);
+    }
+  } catch (err) {
+    throw new CliError(EXIT.MountPoint, `Invalid mountpoint: ${describeError(err)}`);
+  }
+}
+
+/** Format settings from -aessiv / -xchacha / ... when the config is bypassed. */
+function formatFromFlags(ctx: CliContext): FormatOptions {
+  const a = ctx.args;
+  if (bool(a, 'aessiv') && bool(a, 'xchacha')) {
+    throw new CliError(EXIT.Usage, 'The options -aessiv and -xchacha cannot be used at the same time');
+  }
+  try {
+    return formatFromInitOptions({
+      cipher: bool(a, 'xchacha') ? 'xchacha' : bool(a, 'aessiv') ? 'aes-siv' : 'aes-gcm',
+      plaintextNames: bool(a, 'plaintextnames'),
+      deterministicNames: bool(a, 'deterministic-names'),
+      longNameMax: num(a, 'longnamemax') || 255,
+      raw64: bool(a, 'raw64'),
+      hkdf: bool(a, 'hkdf'),
+    });
+  } catch (err) {
+    throw new CliError(EXIT.Usage, (err as Error).message);
+  }
+}
+
+export async function runMount(ctx: CliContext): Promise<void> {
+  const mountpoint = resolve(ctx.args.positional[1]!);
+  await checkMountpoint(ctx, mountpoint);
+
+  let plan: MountPlan;
+  const keyFromArgs = await masterKeyFromArgs(ctx.args, ctx.out);
+  if (keyFromArgs) {
+    let format: FormatOptions;
+    try {
+      format = formatFromFlags(ctx);
+    } catch (err) {
+      wipe(keyFromArgs);
+      throw err;
+    }
+    plan = { cipherdir: ctx.cipherdir, mountpoint, conf: null, format, masterKey: keyFromArgs };
+  } else {
+    const { conf, masterKey } = await loadConfig(ctx);
+    plan = { cipherdir: ctx.cipherdir, mountpoint, conf, format: confFormat(conf), masterKey };
+  }
+
+  // ---- mounting starts here (next issue) ----
+  wipe(plan.masterKey);
+  throw new CliError(EXIT.FuseNewServer, 'mounting is not implemented yet');
+}

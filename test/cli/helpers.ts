@@ -1,0 +1,142 @@
+/**
+ * Shared helpers for the CLI tests: run the built binary (and the real
+ * gocryptfs) in a child process without a terminal, make temp dirs, and
+ * snapshot a directory tree to prove that a failure changed nothing.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, promises as fsp } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Project root (this file runs from dist/test/cli). */
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'tscryptfs');
+export const FIXTURES = '/work/shared/fixtures/vectors';
+export const GOCRYPTFS = '/usr/bin/gocryptfs';
+export const XRAY = '/usr/bin/gocryptfs-xray';
+export const HAVE_GOCRYPTFS = existsSync(GOCRYPTFS);
+export const HAVE_XRAY = existsSync(XRAY);
+export const HAVE_FIXTURES = existsSync(FIXTURES);
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  /** Written to stdin, then stdin is closed (default: closed at once). */
+  input?: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+function runProgram(cmd: string, args: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd ?? ROOT,
+      env: { ...process.env, NO_COLOR: '1', ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.on('error', () => undefined); // the program may exit before reading
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** Runs `node bin/tscryptfs ARGS`. */
+export function tscryptfs(args: readonly string[], opts?: RunOptions): Promise<RunResult> {
+  return runProgram(process.execPath, [BIN, ...args], opts);
+}
+
+/** Runs the real gocryptfs. */
+export function gocryptfs(args: readonly string[], opts?: RunOptions): Promise<RunResult> {
+  return runProgram(GOCRYPTFS, args, opts);
+}
+
+/** gocryptfs-xray -dumpmasterkey CONF with the password on stdin → 64 hex digits. */
+export function xrayMasterKey(conf: string, password: string): string {
+  const r = spawnSync(XRAY, ['-dumpmasterkey', conf], { input: `${password}\n`, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`gocryptfs-xray failed (${r.status}): ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+/** A fresh directory under os.tmpdir(); remove with cleanup(). */
+export async function tempDir(prefix = 'tscryptfs-cli-'): Promise<string> {
+  return fsp.mkdtemp(join(tmpdir(), prefix));
+}
+
+/** Removes a temp dir, making read-only entries deletable first. */
+export async function cleanup(dir: string): Promise<void> {
+  await fsp.rm(dir, { recursive: true, force: true });
+}
+
+/** Lines of a text, without the trailing empty one. */
+export function lines(text: string): string[] {
+  const l = text.split('\n');
+  if (l[l.length - 1] === '') l.pop();
+  return l;
+}
+
+/** Path → "type mode size sha256" for every entry under dir (sorted). */
+export async function snapshot(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  async function walk(rel: string): Promise<void> {
+    const abs = join(dir, rel);
+    const st = await fsp.lstat(abs);
+    const mode = (st.mode & 0o7777).toString(8);
+    if (st.isDirectory()) {
+      out[rel || '.'] = `dir ${mode}`;
+      for (const name of (await fsp.readdir(abs)).sort()) await walk(rel ? `${rel}/${name}` : name);
+    } else if (st.isSymbolicLink()) {
+      out[rel] = `link ${await fsp.readlink(abs)}`;
+    } else {
+      const hash = createHash('sha256').update(await fsp.readFile(abs)).digest('hex');
+      out[rel] = `file ${mode} ${st.size} ${hash} ${st.mtimeMs}`;
+    }
+  }
+  await walk('');
+  return out;
+}
+
+/** The JSON of a gocryptfs.conf. */
+export async function readConfJson(path: string): Promise<{
+  Creator?: string;
+  FeatureFlags: string[];
+  LongNameMax?: number;
+  ScryptObject: { N: number; R: number; P: number; KeyLen: number; Salt: string };
+  EncryptedKey: string;
+  Version: number;
+}> {
+  return JSON.parse(await fsp.readFile(path, 'utf8'));
+}
+
+/** Permission bits of a path. */
+export async function modeOf(path: string): Promise<number> {
+  return (await fsp.stat(path)).mode & 0o777;
+}
+
+/** Creates a cipher dir with our -init (password "pw", N=2^10) and returns its path. */
+export async function initVault(parent: string, name = 'cipher', extra: string[] = [], password = 'pw'): Promise<string> {
+  const dir = join(parent, name);
+  await fsp.mkdir(dir);
+  const r = await tscryptfs(['-init', '-q', '-scryptn', '10', ...extra, dir], { input: `${password}\n` });
+  if (r.code !== 0) throw new Error(`init failed (${r.code}): ${r.stderr}`);
+  return dir;
+}

@@ -1,0 +1,155 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fsp, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cleanup, gocryptfs, HAVE_GOCRYPTFS, initVault, lines, ROOT, snapshot, tempDir, tscryptfs } from './helpers.js';
+
+let tmp: string;
+let vault: string; // password "pw"
+let mnt: string;
+before(async () => {
+  tmp = await tempDir();
+  vault = await initVault(tmp, 'vault');
+  mnt = join(tmp, 'mnt');
+  await fsp.mkdir(mnt);
+});
+after(async () => {
+  await cleanup(tmp);
+});
+
+const pkgVersion = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const VERSION_LINE = `tscryptfs ${pkgVersion}; node ${process.version}; ${process.platform}/${process.arch}`;
+
+test('-version and --version: one line', async () => {
+  for (const flag of ['-version', '--version']) {
+    const r = await tscryptfs([flag]);
+    assert.equal(r.code, 0);
+    assert.equal(r.stdout, `${VERSION_LINE}\n`);
+    assert.equal(r.stderr, '');
+  }
+});
+
+test('-h, -help, --help: short help, exit 0', async () => {
+  for (const flag of ['-h', '-help', '--help']) {
+    const r = await tscryptfs([flag]);
+    assert.equal(r.code, 0);
+    const l = lines(r.stdout);
+    assert.equal(l[0], VERSION_LINE);
+    assert.equal(l[2], 'Usage: tscryptfs -init|-passwd|-info [OPTIONS] CIPHERDIR');
+    assert.ok(l.some((x) => x.startsWith('  -init ')));
+  }
+});
+
+test('-hh: every option, including mount options and the -speed rule', async () => {
+  const r = await tscryptfs(['-hh']);
+  assert.equal(r.code, 0);
+  for (const opt of ['-allow_other', '-ctlsock PATH', '-extpass CMD', '-fsck', '-idle, -i DURATION', '-ko OPTS', '-masterkey HEX', '-notifypid PID', '-raw64', '-reverse', '-scryptn N', '-sharedstorage', '-zerokey']) {
+    assert.ok(r.stdout.includes(`  ${opt} `), `missing ${opt}`);
+  }
+  assert.match(r.stdout, /\(selected in auto mode\)" marks the backend/);
+});
+
+test('no arguments: short help on stdout, exit 1 (as gocryptfs)', async () => {
+  const r = await tscryptfs([]);
+  assert.equal(r.code, 1);
+  assert.equal(lines(r.stdout)[0], VERSION_LINE);
+  assert.equal(r.stderr, '');
+  if (HAVE_GOCRYPTFS) assert.equal((await gocryptfs([])).code, 1);
+});
+
+describe('usage errors → 1', () => {
+  const cases: Array<[string, string[], RegExp]> = [
+    ['unknown flag', ['-bogus'], /^tscryptfs: Invalid command line: "tscryptfs" "-bogus": unknown flag: --bogus\. Try 'tscryptfs -help'\.$/],
+    ['unknown double-dash flag', ['--bogus', 'x'], /unknown flag: --bogus/],
+    ['missing value', ['-info', '-config'], /flag needs an argument: --config/],
+    ['bad integer', ['-scryptn', 'ten', 'x'], /Invalid command line/],
+    ['bad duration', ['-idle', 'soon', 'x', 'y'], /Invalid command line/],
+    ['flags but no CIPHERDIR', ['-q'], /^tscryptfs: CIPHERDIR argument is missing$/],
+    ['two actions', ['-info', '-passwd', '.'], /At most one of -info, -init, -passwd, -fsck is allowed/],
+    ['-o without value', ['x', '-o'], /The "-o" option requires an argument/],
+    ['-o o', ['-o', 'o', 'x'], /You can't pass "-o" to "-o"/],
+    ['bad -openssl', ['-openssl', 'maybe', 'x'], /Invalid "-openssl" setting/],
+    ['-fsck', ['-fsck', 'x'], /^tscryptfs: -fsck is not implemented yet$/],
+    ['-reverse', ['-reverse', 'x', 'y'], /-reverse is not implemented yet/],
+    ['-ctlsock', ['-ctlsock', '/tmp/s', 'x', 'y'], /-ctlsock is not implemented yet/],
+    ['-aegis', ['-aegis', 'x', 'y'], /-aegis is not implemented yet/],
+    ['-fido2', ['-fido2', '/dev/x', 'x'], /-fido2 is not implemented yet/],
+    ['bad -force_owner', ['-force_owner', 'abc', 'x', 'y'], /force_owner must be in form UID:GID/],
+  ];
+  for (const [name, args, re] of cases) {
+    test(name, async () => {
+      const r = await tscryptfs(args, { cwd: tmp });
+      assert.equal(r.code, 1, r.stderr);
+      assert.equal(lines(r.stderr).length, 1, r.stderr);
+      assert.match(lines(r.stderr)[0]!, re);
+    });
+  }
+  test('-exclude without -reverse → 29 (as gocryptfs)', async () => {
+    const r = await tscryptfs(['-exclude', 'a', vault, mnt]);
+    assert.equal(r.code, 29);
+  });
+});
+
+test('"-o q,info" expands like gocryptfs; "--" stops option parsing', async () => {
+  const r = await tscryptfs([vault, '-o', 'info']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^Creator: {11}tscryptfs/);
+  const dashDir = join(tmp, '-dash');
+  await fsp.mkdir(dashDir);
+  await fsp.copyFile(join(vault, 'gocryptfs.conf'), join(dashDir, 'gocryptfs.conf'));
+  const r2 = await tscryptfs(['-info', '--', '-dash'], { cwd: tmp });
+  assert.equal(r2.code, 0, r2.stderr);
+  const r3 = await tscryptfs(['-info', '-dash'], { cwd: tmp });
+  assert.equal(r3.code, 1, 'without "--" it is a flag');
+});
+
+describe('mount (CIPHERDIR MOUNTPOINT): checks first, then "not implemented yet" → 19', () => {
+  async function expectMount(args: string[], input: string, code: number, stderr: RegExp | string): Promise<void> {
+    const before = await snapshot(tmp);
+    const r = await tscryptfs(args, { input });
+    assert.equal(r.code, code, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
+    if (typeof stderr === 'string') assert.equal(r.stderr, stderr);
+    else assert.match(r.stderr, stderr);
+    assert.deepEqual(await snapshot(tmp), before);
+  }
+  test('right password → 19', () => expectMount([vault, mnt], 'pw\n', 19, 'tscryptfs: mounting is not implemented yet\n'));
+  test('-fg -ro -allow_other etc. parse → 19', () =>
+    expectMount(['-fg', '-ro', '-allow_other', '-nonempty', '-kernel_cache', '-fsname', 'x', '-ko', 'noatime', '-idle', '10m', '-sharedstorage', '-nodev', '-nosuid', '-noexec', '-fusedebug', '-notifypid', '0', vault, mnt], 'pw\n', 19, /mounting is not implemented yet/));
+  test('wrong password → 12', () => expectMount([vault, mnt], 'nope\n', 12, 'tscryptfs: Password incorrect.\n'));
+  test('empty password → 9', () => expectMount([vault, mnt], '', 9, /Got empty Password/));
+  test('-masterkey (valid) → 19 without reading the config', () => expectMount(['-masterkey', '11'.repeat(32), vault, mnt], '', 19, /mounting is not implemented yet/));
+  test('-zerokey → 19', () => expectMount(['-zerokey', vault, mnt], '', 19, /mounting is not implemented yet/));
+  test('-masterkey (bad) → 14', () => expectMount(['-masterkey', '1234', vault, mnt], '', 14, /Master key has length 2/));
+  test('missing CIPHERDIR → 6', () => expectMount([join(tmp, 'nope'), mnt], '', 6, /Invalid cipherdir/));
+  test('missing MOUNTPOINT → 10', () => expectMount([vault, join(tmp, 'nope')], 'pw\n', 10, /Invalid mountpoint/));
+  test('MOUNTPOINT inside CIPHERDIR → 10', () => expectMount([vault, join(vault, 'sub')], 'pw\n', 10, /is contained in cipherdir/));
+  test('missing config → 11', async () => {
+    const empty = join(tmp, 'emptycipher');
+    await fsp.mkdir(empty, { recursive: true });
+    await expectMount([empty, mnt], 'pw\n', 11, /Cannot open config file/);
+  });
+  test('unknown feature flag → 27 (before the password)', async () => {
+    const dir = join(tmp, 'future');
+    await fsp.mkdir(dir, { recursive: true });
+    const conf = JSON.parse(await fsp.readFile(join(vault, 'gocryptfs.conf'), 'utf8'));
+    conf.FeatureFlags.push('FutureFlag');
+    await fsp.writeFile(join(dir, 'gocryptfs.conf'), JSON.stringify(conf));
+    await expectMount([dir, mnt], '', 27, /unsupported feature flag "FutureFlag"/);
+  });
+});
+
+test('-speed: version, cpu line, six rows, auto-mode marker on the node backend', async () => {
+  const r = await tscryptfs(['-speed'], { timeoutMs: 30_000 });
+  assert.equal(r.code, 0, r.stderr);
+  const l = lines(r.stdout);
+  assert.equal(l[0], VERSION_LINE);
+  assert.match(l[1]!, /^cpu: .+; (with|no) AES acceleration$/);
+  const names = ['AES-GCM-256-OpenSSL', 'AES-GCM-256-noble', 'AES-SIV-512-OpenSSL', 'AES-SIV-512-noble', 'XChaCha20-Poly1305-OpenSSL', 'XChaCha20-Poly1305-noble'];
+  assert.equal(l.length, 2 + names.length);
+  names.forEach((name, i) => {
+    const row = l[2 + i]!;
+    const selected = name.endsWith('-OpenSSL');
+    const re = new RegExp(`^${name.padEnd(26)}\\t[ \\d]{3,}\\d\\.\\d\\d MB/s${selected ? '\\t\\(selected in auto mode\\)' : ''}$`);
+    assert.match(row, re);
+  });
+});
