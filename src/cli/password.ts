@@ -222,12 +222,14 @@ let typeAhead: Buffer = Buffer.alloc(0);
  * until Enter. Backspace and Ctrl-U edit, Ctrl-C aborts like SIGINT,
  * Ctrl-D on an empty line is end of input.
  */
-function readTerminalLine(): Promise<Buffer> {
+function readTerminalLine(prompt: string, out: Output): Promise<Buffer> {
   const stdin = process.stdin;
   return new Promise<Buffer>((resolve, reject) => {
     const bytes: number[] = [];
     const wasRaw = stdin.isRaw;
+    // Echo goes off before the prompt appears, so nothing typed ahead is shown.
     stdin.setRawMode(true);
+    out.prompt(prompt);
     let finished = false;
     const finish = (): void => {
       finished = true;
@@ -292,10 +294,9 @@ function readTerminalLine(): Promise<Buffer> {
 }
 
 async function readPasswordTerminal(prompt: string, out: Output): Promise<Buffer> {
-  out.prompt(prompt);
   let p: Buffer;
   try {
-    p = await readTerminalLine();
+    p = await readTerminalLine(prompt, out);
   } finally {
     out.prompt('\n');
   }
