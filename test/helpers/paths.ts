@@ -14,8 +14,11 @@ function findRepoRoot(): string {
 }
 
 export const REPO_ROOT = findRepoRoot();
-/** ../shared beside the repository (read-only). */
-export const SHARED_DIR = resolve(REPO_ROOT, '..', 'shared');
+/** ../shared beside the repository (read-only); TSCRYPTFS_SHARED overrides it. */
+export const SHARED_DIR = process.env.TSCRYPTFS_SHARED ?? resolve(REPO_ROOT, '..', 'shared');
+if (!existsSync(join(SHARED_DIR, 'fixtures'))) {
+  throw new Error(`test fixtures not found: ${SHARED_DIR}/fixtures (set TSCRYPTFS_SHARED to the shared folder)`);
+}
 export const FIXTURES_DIR = join(SHARED_DIR, 'fixtures');
 export const VECTORS_DIR = join(FIXTURES_DIR, 'vectors');
 export const EXAMPLES_DIR = join(FIXTURES_DIR, 'gocryptfs-examples');
