@@ -8,17 +8,17 @@ import { createHash } from 'node:crypto';
 import { existsSync, promises as fsp } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-/** Project root (this file runs from dist/test/cli). */
-export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-export const BIN = join(ROOT, 'bin', 'tscryptfs');
-export const FIXTURES = '/work/shared/fixtures/vectors';
+import { BIN, REPO_ROOT } from '../helpers/paths.js';
+export { BIN, REPO_ROOT as ROOT, VECTORS_DIR as FIXTURES } from '../helpers/paths.js';
 export const GOCRYPTFS = '/usr/bin/gocryptfs';
 export const XRAY = '/usr/bin/gocryptfs-xray';
-export const HAVE_GOCRYPTFS = existsSync(GOCRYPTFS);
-export const HAVE_XRAY = existsSync(XRAY);
-export const HAVE_FIXTURES = existsSync(FIXTURES);
+
+// The reference binaries are test dependencies (setup.bash installs them): a
+// missing one is an error, never a reason to skip.
+for (const required of [GOCRYPTFS, XRAY]) {
+  if (!existsSync(required)) throw new Error(`${required} is required by the tests; run bash setup.bash`);
+}
 
 export interface RunResult {
   code: number | null;
@@ -38,7 +38,7 @@ export interface RunOptions {
 function runProgram(cmd: string, args: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, {
-      cwd: opts.cwd ?? ROOT,
+      cwd: opts.cwd ?? REPO_ROOT,
       env: { ...process.env, NO_COLOR: '1', ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, promises as fsp, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanup, FIXTURES, gocryptfs, HAVE_FIXTURES, HAVE_GOCRYPTFS, initVault, lines, snapshot, tempDir, tscryptfs } from './helpers.js';
+import { cleanup, FIXTURES, gocryptfs, initVault, lines, snapshot, tempDir, tscryptfs } from './helpers.js';
 
 let tmp: string;
 before(async () => {
@@ -12,11 +12,9 @@ after(async () => {
   await cleanup(tmp);
 });
 
-const fixtureNames = HAVE_FIXTURES
-  ? readdirSync(FIXTURES).filter((n) => existsSync(join(FIXTURES, n, 'info.txt')) && existsSync(join(FIXTURES, n, 'cipher')))
-  : [];
+const fixtureNames = readdirSync(FIXTURES).filter((n) => existsSync(join(FIXTURES, n, 'info.txt')) && existsSync(join(FIXTURES, n, 'cipher')));
 
-describe('-info on the gocryptfs fixtures (read-only)', { skip: !HAVE_FIXTURES }, () => {
+describe('-info on the gocryptfs fixtures (read-only)', () => {
   test('there are fixtures', () => assert.ok(fixtureNames.length >= 6));
   for (const name of fixtureNames) {
     test(name, async () => {
@@ -26,7 +24,7 @@ describe('-info on the gocryptfs fixtures (read-only)', { skip: !HAVE_FIXTURES }
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stderr, '');
       assert.equal(r.stdout, await fsp.readFile(join(FIXTURES, name, 'info.txt'), 'utf8'));
-      if (HAVE_GOCRYPTFS) {
+      {
         const g = await gocryptfs(['-info', cipher]);
         assert.equal(g.code, 0);
         assert.equal(r.stdout, g.stdout);
@@ -51,7 +49,7 @@ test('-info output layout (labels padded to 19 columns) and --info spelling', as
   }
 });
 
-test('-info matches real gocryptfs -info on a dir made by gocryptfs -init', { skip: !HAVE_GOCRYPTFS }, async () => {
+test('-info matches real gocryptfs -info on a dir made by gocryptfs -init', async () => {
   const dir = join(tmp, 'byGo');
   await fsp.mkdir(dir);
   const g = await gocryptfs(['-init', '-q', '-scryptn', '10', '-deterministic-names', dir], { input: 'pw\n' });
@@ -105,7 +103,7 @@ describe('-info cannot load the config → 8', () => {
       assert.equal(r.stdout, '');
       assert.match(r.stderr, /^tscryptfs: Loading config file failed: .+\n$/);
       assert.deepEqual(await snapshot(dir), before);
-      if (HAVE_GOCRYPTFS) assert.equal((await gocryptfs(['-info', dir])).code, 8, 'gocryptfs agrees');
+      assert.equal((await gocryptfs(['-info', dir])).code, 8, 'gocryptfs agrees');
     });
   }
 });

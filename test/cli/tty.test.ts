@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Vault } from '../../src/vault/index.js';
 import { BIN, cleanup, tempDir } from './helpers.js';
 
-const HAVE_SCRIPT = spawnSync('script', ['--version']).status === 0;
+if (spawnSync('script', ['--version']).status !== 0) throw new Error('script(1) from util-linux is required by the terminal tests');
 
 let tmp: string;
 before(async () => {
@@ -55,7 +55,7 @@ function onPty(args: string[], answers: Array<[prompt: string, typed: string]>):
   });
 }
 
-test('-init on a terminal: Password/Repeat without echo, master key shown once', { skip: !HAVE_SCRIPT }, async () => {
+test('-init on a terminal: Password/Repeat without echo, master key shown once', async () => {
   const dir = join(tmp, 'tty1');
   await fsp.mkdir(dir);
   const r = await onPty(['-init', '-scryptn', '10', dir], [
@@ -73,7 +73,7 @@ test('-init on a terminal: Password/Repeat without echo, master key shown once',
   assert.match(r.output, /The gocryptfs filesystem has been created successfully\./);
 });
 
-test('-init on a terminal: mismatching Repeat → 9, nothing written; backspace edits', { skip: !HAVE_SCRIPT }, async () => {
+test('-init on a terminal: mismatching Repeat → 9, nothing written; backspace edits', async () => {
   const dir = join(tmp, 'tty2');
   await fsp.mkdir(dir);
   const r = await onPty(['-init', '-scryptn', '10', dir], [
