@@ -6,44 +6,26 @@
 import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject } from 'node:crypto';
 import { gcm } from '@noble/ciphers/aes.js';
 import { authError, type Aead, type BackendName } from './aead.js';
-import { requireBackend, requireBytes, requireNonce, TAG_SIZE } from './aead-checks.js';
+import { CheckedAead, requireBackend, TAG_SIZE } from './aead-checks.js';
 import { invalidArgument, requireLength } from './errors.js';
 
 export const AES_GCM_KEY_SIZE = 32;
 /** Nonce sizes gocryptfs uses: 16 (content, HKDF config) and 12 (pre-HKDF config). */
 export const AES_GCM_NONCE_SIZES = [16, 12] as const;
 
-abstract class AesGcmBase implements Aead {
+abstract class AesGcmBase extends CheckedAead {
+  protected readonly label = 'AES-GCM';
   readonly cipher = 'aes-gcm' as const;
-  abstract readonly backend: BackendName;
   readonly nonceSize: number;
-  readonly tagSize = TAG_SIZE;
 
   constructor(key: Uint8Array, nonceSize: number) {
+    super();
     requireLength(key, AES_GCM_KEY_SIZE, 'AES-256-GCM key');
     if (!(AES_GCM_NONCE_SIZES as readonly number[]).includes(nonceSize)) {
       throw invalidArgument(`AES-GCM nonce size must be 16 or 12, got ${nonceSize}`);
     }
     this.nonceSize = nonceSize;
   }
-
-  seal(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
-    requireNonce(nonce, this.nonceSize, 'AES-GCM');
-    requireBytes(plaintext, 'plaintext');
-    requireBytes(aad, 'aad');
-    return this.sealChecked(nonce, plaintext, aad);
-  }
-
-  open(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
-    requireNonce(nonce, this.nonceSize, 'AES-GCM');
-    requireBytes(sealed, 'sealed data');
-    requireBytes(aad, 'aad');
-    if (sealed.length < TAG_SIZE) throw authError('AES-GCM: ciphertext shorter than the tag');
-    return this.openChecked(nonce, sealed, aad);
-  }
-
-  protected abstract sealChecked(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array;
-  protected abstract openChecked(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array;
 }
 
 /** OpenSSL's GCM through node:crypto. */

@@ -6,42 +6,25 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { authError, type Aead, type BackendName } from './aead.js';
-import { requireBackend, requireBytes, requireNonce, TAG_SIZE } from './aead-checks.js';
+import { CheckedAead, requireBackend, TAG_SIZE } from './aead-checks.js';
 import { requireLength } from './errors.js';
 import { hchacha20 } from './hchacha20.js';
 
 export const XCHACHA_KEY_SIZE = 32;
 export const XCHACHA_NONCE_SIZE = 24;
 
-abstract class XChaChaBase implements Aead {
+abstract class XChaChaBase extends CheckedAead {
+  protected readonly label = 'XChaCha20-Poly1305';
   readonly cipher = 'xchacha' as const;
-  abstract readonly backend: BackendName;
   readonly nonceSize = XCHACHA_NONCE_SIZE;
-  readonly tagSize = TAG_SIZE;
   protected readonly key: Uint8Array;
 
   constructor(key: Uint8Array) {
+    super();
     requireLength(key, XCHACHA_KEY_SIZE, 'XChaCha20-Poly1305 key');
     this.key = Uint8Array.from(key);
   }
 
-  seal(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
-    requireNonce(nonce, this.nonceSize, 'XChaCha20-Poly1305');
-    requireBytes(plaintext, 'plaintext');
-    requireBytes(aad, 'aad');
-    return this.sealChecked(nonce, plaintext, aad);
-  }
-
-  open(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
-    requireNonce(nonce, this.nonceSize, 'XChaCha20-Poly1305');
-    requireBytes(sealed, 'sealed data');
-    requireBytes(aad, 'aad');
-    if (sealed.length < TAG_SIZE) throw authError('XChaCha20-Poly1305: ciphertext shorter than the tag');
-    return this.openChecked(nonce, sealed, aad);
-  }
-
-  protected abstract sealChecked(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array;
-  protected abstract openChecked(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array;
 }
 
 /**
