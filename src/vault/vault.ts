@@ -5,6 +5,8 @@
 import { promises as fsp, constants as C, type Stats, type StatsFs } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import * as xattr from 'fs-xattr';
 import {
   CONF_NAME,
@@ -39,12 +41,15 @@ import { deriveCiphers, type VaultCiphers } from './keys.js';
 import { backingFlags, isWritable, parseOpenFlags } from './open-flags.js';
 import {
   passwordBytes,
+  type VaultCommonOptions,
   type VaultFormatOptions,
   type VaultInitOptions,
   type VaultOpenOptions,
 } from './options.js';
 import { PathMapper, type CipherEntry } from './path-mapper.js';
 import { VaultFile } from './vault-file.js';
+
+const execFileP = promisify(execFile);
 
 /** Read and write in pieces of this size in readFile/writeFile. */
 const CHUNK = 1 << 20;
@@ -68,7 +73,7 @@ export class Vault {
   private masterKey: Uint8Array;
   private closed = false;
 
-  private constructor(cipherdir: string, format: FormatOptions, config: ConfFile | null, masterKey: Uint8Array, opts: VaultOpenOptions) {
+  private constructor(cipherdir: string, format: FormatOptions, config: ConfFile | null, masterKey: Uint8Array, opts: VaultCommonOptions) {
     this.cipherdir = cipherdir;
     this.format = format;
     this.config = config;
@@ -110,6 +115,17 @@ export class Vault {
     const conf = await readConfFile(opts.configPath ?? join(cipherdir, CONF_NAME));
     const masterKey = await unlockConf(conf, passwordBytes(opts.password));
     return new Vault(cipherdir, confFormat(conf), conf, masterKey, opts);
+  }
+
+  /**
+   * A vault from an already unlocked master key and known format settings
+   * (the mount uses this after the CLI has read the config and password).
+   * The key is copied; the caller may wipe its own copy.
+   */
+  static async fromKey(cipherdir: string, masterKey: Uint8Array, format: FormatOptions, config: ConfFile | null, opts: VaultCommonOptions = {}): Promise<Vault> {
+    await assertDir(cipherdir);
+    if (masterKey.length !== 32) throw configError('EMASTERKEY', `master key must be 32 bytes, got ${masterKey.length}`);
+    return new Vault(cipherdir, { ...format }, config, Buffer.from(masterKey), opts);
   }
 
   /** The master key (a copy). Handle with care. */
@@ -279,6 +295,43 @@ export class Vault {
   async statfs(): Promise<StatsFs> {
     this.assertOpen();
     return fsp.statfs(this.cipherdir);
+  }
+
+  /** Checks access permissions (fs.constants.R_OK/W_OK/X_OK/F_OK) on the entry. */
+  async access(path: string, mode: number = C.F_OK): Promise<void> {
+    const p = await this.resolve(path, 'access');
+    if (this.readOnly && (mode & C.W_OK) !== 0) throw fsError('EROFS', 'access', path);
+    await fsp.access(p, mode).catch((err) => {
+      throw this.plainError(err, 'access', path);
+    });
+  }
+
+  /**
+   * Creates a FIFO, character or block device (FORMAT.md §8: the same node
+   * type on disk, name encrypted, no content). Node has no mknod(2), so this
+   * runs coreutils' mknod(1); sockets are not supported (EOPNOTSUPP).
+   */
+  async mknod(path: string, mode: number, dev = 0): Promise<void> {
+    this.assertWritable('mknod', path);
+    const type = mode & C.S_IFMT;
+    const kinds: Record<number, string[]> = {
+      [C.S_IFIFO]: ['p'],
+      [C.S_IFCHR]: ['c', String(devMajor(dev)), String(devMinor(dev))],
+      [C.S_IFBLK]: ['b', String(devMajor(dev)), String(devMinor(dev))],
+    };
+    if (type === C.S_IFREG || type === 0) {
+      await (await this.open(path, C.O_WRONLY | C.O_CREAT | C.O_EXCL, mode & 0o7777)).close();
+      return;
+    }
+    const args = kinds[type];
+    if (!args) throw fsError('EOPNOTSUPP', 'mknod', path, 'only FIFOs and device files');
+    const e = await this.entry(path, 'mknod');
+    const perm = (mode & 0o7777).toString(8);
+    try {
+      await this.withLongName(e, () => runMknod(['-m', perm, e.path, ...args]));
+    } catch (err) {
+      throw this.plainError(err, 'mknod', path);
+    }
   }
 
   // ---------------------------------------------------------------- files
@@ -531,6 +584,20 @@ export class Vault {
 
   // --------------------------------------------------------------- xattrs
 
+  /**
+   * The cipher path to read or write xattrs on, or null for a symlink: the
+   * xattr library follows links (the cipher link points nowhere), and Linux
+   * keeps no user xattrs on symlinks anyway.
+   */
+  private async xattrTarget(path: string, syscall: string): Promise<string | null> {
+    const p = await this.resolve(path, syscall);
+    try {
+      return (await fsp.lstat(p)).isSymbolicLink() ? null : p;
+    } catch (err) {
+      throw this.plainError(err, syscall, path);
+    }
+  }
+
   private checkXattrName(name: string, syscall: string, path: string): void {
     if (name.length === 0 || name.includes('\0')) throw fsError('EINVAL', syscall, path, 'bad xattr name');
   }
@@ -538,7 +605,8 @@ export class Vault {
   /** The value of an extended attribute (ENODATA when absent). */
   async getxattr(path: string, name: string): Promise<Buffer> {
     this.checkXattrName(name, 'getxattr', path);
-    const p = await this.resolve(path, 'getxattr');
+    const p = await this.xattrTarget(path, 'getxattr');
+    if (p === null) throw fsError('ENODATA', 'getxattr', path);
     const stored = this.ciphers.xattrNames.encryptXattrName(name);
     let value: Buffer;
     try {
@@ -558,7 +626,8 @@ export class Vault {
   async setxattr(path: string, name: string, value: Uint8Array, mode?: XattrSetMode): Promise<void> {
     this.assertWritable('setxattr', path);
     this.checkXattrName(name, 'setxattr', path);
-    const p = await this.resolve(path, 'setxattr');
+    const p = await this.xattrTarget(path, 'setxattr');
+    if (p === null) throw fsError('EPERM', 'setxattr', path, 'no user xattrs on symlinks');
     const stored = this.ciphers.xattrNames.encryptXattrName(name);
     try {
       if (mode !== undefined) {
@@ -574,7 +643,8 @@ export class Vault {
   }
 
   async listxattr(path: string): Promise<string[]> {
-    const p = await this.resolve(path, 'listxattr');
+    const p = await this.xattrTarget(path, 'listxattr');
+    if (p === null) return [];
     let names: string[];
     try {
       names = await xattr.listAttributes(p);
@@ -593,12 +663,32 @@ export class Vault {
   async removexattr(path: string, name: string): Promise<void> {
     this.assertWritable('removexattr', path);
     this.checkXattrName(name, 'removexattr', path);
-    const p = await this.resolve(path, 'removexattr');
+    const p = await this.xattrTarget(path, 'removexattr');
+    if (p === null) throw fsError('ENODATA', 'removexattr', path);
     try {
       await xattr.removeAttribute(p, this.ciphers.xattrNames.encryptXattrName(name));
     } catch (err) {
       throw this.plainError(xattrError(err, 'removexattr'), 'removexattr', path);
     }
+  }
+}
+
+/** Linux's dev_t encoding (glibc gnu_dev_major/minor). */
+function devMajor(dev: number): number {
+  return ((dev >>> 8) & 0xfff) | (Math.floor(dev / 2 ** 32) & ~0xfff);
+}
+function devMinor(dev: number): number {
+  return (dev & 0xff) | ((dev >>> 12) & ~0xff);
+}
+
+/** Runs mknod(1); its failure becomes a coded error (EEXIST, EPERM, ...). */
+async function runMknod(args: string[]): Promise<void> {
+  try {
+    await execFileP('mknod', args);
+  } catch (err) {
+    const stderr = String((err as { stderr?: string }).stderr ?? '');
+    const code = /File exists/.test(stderr) ? 'EEXIST' : /not permitted/.test(stderr) ? 'EPERM' : /No such file/.test(stderr) ? 'ENOENT' : /Permission denied/.test(stderr) ? 'EACCES' : 'EIO';
+    throw fsError(code, 'mknod', undefined, stderr.trim());
   }
 }
 
