@@ -1,0 +1,46 @@
+/**
+ * The one place that loads fuse-native. We need the build patched by
+ * scripts/patch-fuse-native.mjs at install time (utimens, fgetattr, create
+ * flags, 64-bit inodes, the 'unmount' event, no 15 s timeout); an
+ * unpatched or missing build is refused with the reason.
+ */
+import { createRequire } from 'node:module';
+import type { EventEmitter } from 'node:events';
+
+/** Callback convention of fuse-native: 0 or a negative errno first. */
+export type FuseCallback = (result: number, ...values: unknown[]) => void;
+
+export interface FuseInstance extends EventEmitter {
+  readonly mnt: string;
+  /** True once the kernel side is gone (patched build). */
+  readonly exited?: boolean;
+  mount(cb: (err: Error | null) => void): void;
+  unmount(cb: (err: Error | null) => void): void;
+}
+
+export interface FuseConstructor {
+  new (mnt: string, ops: Record<string, unknown>, opts: Record<string, unknown>): FuseInstance;
+  unmount(mnt: string, cb: (err: Error | null) => void): void;
+}
+
+export class FuseUnavailableError extends Error {
+  readonly code = 'ENOFUSE';
+}
+
+let cached: FuseConstructor | undefined;
+
+/** The fuse-native class; cached after the first successful load. */
+export function loadFuse(): FuseConstructor {
+  if (cached) return cached;
+  let Fuse: FuseConstructor & { prototype: { _onexit?: unknown } };
+  try {
+    Fuse = createRequire(import.meta.url)('fuse-native');
+  } catch (err) {
+    throw new FuseUnavailableError(`fuse-native cannot be loaded: ${(err as Error).message.split('\n')[0]} (is libfuse2 installed?)`);
+  }
+  if (typeof Fuse.prototype._onexit !== 'function') {
+    throw new FuseUnavailableError('fuse-native is not the patched build; run npm rebuild or npm ci (scripts/patch-fuse-native.mjs)');
+  }
+  cached = Fuse;
+  return Fuse;
+}

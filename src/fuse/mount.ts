@@ -1,0 +1,80 @@
+/**
+ * Mounting a Vault with fuse-native: the mount options gocryptfs uses,
+ * and an unmount that always leaves nothing behind.
+ */
+import type { Vault } from '../vault/index.js';
+import type { Logger } from '../util/logger.js';
+import { loadFuse, type FuseInstance } from './fuse-native.js';
+import { makeOperations, type FuseOperations } from './operations.js';
+
+export interface MountOptions {
+  readOnly?: boolean;
+  allowOther?: boolean;
+  /** Allow a non-empty mountpoint (libfuse2's `nonempty`). */
+  nonempty?: boolean;
+  kernelCache?: boolean;
+  /** Shown as the source in /proc/mounts (default: the cipher directory). */
+  fsname?: string;
+  /** Extra raw kernel/libfuse options (-ko). */
+  extraOptions?: string[];
+  dev?: boolean;
+  suid?: boolean;
+  exec?: boolean;
+  /** libfuse's own debug output (-fusedebug). */
+  debug?: boolean;
+}
+
+export interface Mounted {
+  readonly mountpoint: string;
+  readonly operations: FuseOperations;
+  /** Resolves when the filesystem is gone, however that happened. */
+  readonly closed: Promise<void>;
+  /** Unmounts (the kernel refuses while files are open: EBUSY). */
+  unmount(): Promise<void>;
+}
+
+/** libfuse2 writes in 4 KiB pieces unless asked for big writes. */
+const MAX_WRITE = 131072;
+
+export function fuseOptionList(o: MountOptions): string[] {
+  const list = [`subtype=tscryptfs`];
+  if (o.readOnly) list.push('ro');
+  if (o.allowOther) list.push('default_permissions'); // let the kernel check permissions for other users
+  if (o.nonempty) list.push('nonempty');
+  list.push(o.dev ? 'dev' : 'nodev', o.suid ? 'suid' : 'nosuid');
+  if (o.exec === false) list.push('noexec');
+  list.push(...(o.extraOptions ?? []));
+  return list;
+}
+
+export async function mountVault(vault: Vault, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
+  const Fuse = loadFuse();
+  const operations = makeOperations(vault, { dev: o.dev ?? false, suid: o.suid ?? false }, log);
+  const fuse: FuseInstance = new Fuse(mountpoint, operations.ops, {
+    timeout: false,
+    bigWrites: true,
+    maxWrite: MAX_WRITE,
+    useIno: true,
+    allowOther: o.allowOther ?? false,
+    kernelCache: o.kernelCache ?? false,
+    fsname: o.fsname ?? vault.cipherdir,
+    debug: o.debug ?? false,
+    options: fuseOptionList(o),
+  });
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((r) => (resolveClosed = r));
+  fuse.once('unmount', () => resolveClosed());
+  await new Promise<void>((resolve, reject) => {
+    fuse.mount((err) => (err ? reject(Object.assign(new Error(`fuse mount failed: ${err.message}`), { code: 'EFUSEMOUNT' })) : resolve()));
+  });
+  return {
+    mountpoint,
+    operations,
+    closed,
+    unmount: () =>
+      new Promise<void>((resolve, reject) => {
+        if (fuse.exited) return resolve();
+        fuse.unmount((err) => (err ? reject(Object.assign(new Error(`unmount failed: ${err.message}`), { code: 'EBUSY' })) : resolve()));
+      }),
+  };
+}

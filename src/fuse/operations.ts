@@ -1,0 +1,232 @@
+/**
+ * fuse-native callbacks → Vault calls. Each operation is a thin wrapper:
+ * run the Vault method, answer with 0/value or a negative errno. Nothing
+ * here knows about encryption.
+ */
+import { constants as C, type Stats } from 'node:fs';
+import { constants as OS } from 'node:os';
+import type { Vault } from '../vault/index.js';
+import type { Logger } from '../util/logger.js';
+import { toErrno } from './errno.js';
+import type { FuseCallback } from './fuse-native.js';
+import { HandleTable } from './handle-table.js';
+
+export interface OperationOptions {
+  /** Allow creating device files (-dev). */
+  dev: boolean;
+  /** Answer security.capability lookups (-suid); otherwise EOPNOTSUPP, as gocryptfs does. */
+  suid: boolean;
+}
+
+const XATTR_CREATE = 1;
+const XATTR_REPLACE = 2;
+
+/** Flags the Vault must not see from FUSE: the kernel already placed appends and handled O_TRUNC/O_CREAT. */
+const KERNEL_HANDLED = C.O_APPEND | C.O_TRUNC | C.O_CREAT | C.O_EXCL;
+
+export interface FuseOperations {
+  ops: Record<string, (...args: never[]) => void>;
+  handles: HandleTable;
+  /** Milliseconds since the epoch of the last operation (for -idle). */
+  lastActivity(): number;
+}
+
+export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger): FuseOperations {
+  const handles = new HandleTable();
+  let last = Date.now();
+
+  /** Runs `work` and answers the callback: 0 (plus a value) on success, -errno on failure. */
+  const answer = <T>(op: string, path: string, cb: FuseCallback, work: () => Promise<T>, reply?: (v: T) => unknown[]): void => {
+    last = Date.now();
+    work().then(
+      (v) => cb(0, ...(reply ? reply(v) : [])),
+      (err: unknown) => cb(toErrno(err, op, path, log)),
+    );
+  };
+  const fail = (cb: FuseCallback, code: 'EPERM' | 'EOPNOTSUPP'): void => cb(-OS.errno[code]);
+  const handle = (fh: number) => {
+    const f = handles.get(fh);
+    if (!f) throw Object.assign(new Error('bad file handle'), { code: 'EBADF' });
+    return f;
+  };
+
+  const ops = {
+    init(cb: FuseCallback): void {
+      cb(0);
+    },
+
+    statfs(path: string, cb: FuseCallback): void {
+      answer('statfs', path, cb, () => vault.statfs(), (s) => [
+        {
+          bsize: s.bsize,
+          frsize: s.bsize,
+          blocks: s.blocks,
+          bfree: s.bfree,
+          bavail: s.bavail,
+          files: s.files,
+          ffree: s.ffree,
+          favail: s.ffree,
+          fsid: 0,
+          flag: 0,
+          namemax: 255,
+        },
+      ]);
+    },
+
+    getattr(path: string, cb: FuseCallback): void {
+      answer('getattr', path, cb, () => vault.stat(path), (st: Stats) => [st]);
+    },
+
+    fgetattr(path: string, fh: number, cb: FuseCallback): void {
+      answer('fgetattr', path, cb, async () => (handles.get(fh) ? handle(fh).stat() : vault.stat(path)), (st: Stats) => [st]);
+    },
+
+    access(path: string, mode: number, cb: FuseCallback): void {
+      answer('access', path, cb, () => vault.access(path, mode));
+    },
+
+    readdir(path: string, cb: FuseCallback): void {
+      answer('readdir', path, cb, () => vault.readdir(path), (names) => [names]);
+    },
+
+    opendir(path: string, _flags: number, cb: FuseCallback): void {
+      answer('opendir', path, cb, async () => {
+        const st = await vault.stat(path);
+        if (!st.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+      }, () => [0]);
+    },
+
+    releasedir(_path: string, _fh: number, cb: FuseCallback): void {
+      cb(0);
+    },
+
+    readlink(path: string, cb: FuseCallback): void {
+      answer('readlink', path, cb, () => vault.readlink(path), (t) => [t]);
+    },
+
+    open(path: string, flags: number, cb: FuseCallback): void {
+      answer('open', path, cb, async () => handles.add(await vault.open(path, flags & ~KERNEL_HANDLED)), (fh) => [fh]);
+    },
+
+    create(path: string, mode: number, flags: number, cb: FuseCallback): void {
+      answer('create', path, cb, async () => {
+        const f = await vault.open(path, (flags & ~(C.O_APPEND | C.O_TRUNC)) | C.O_CREAT, mode & 0o7777);
+        return handles.add(f);
+      }, (fh) => [fh]);
+    },
+
+    read(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
+      last = Date.now();
+      (async () => handle(fh).read(len, pos))().then(
+        (data) => cb(data.copy(buf, 0, 0, Math.min(data.length, len))),
+        (err: unknown) => cb(toErrno(err, 'read', path, log)),
+      );
+    },
+
+    write(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
+      last = Date.now();
+      (async () => handle(fh).write(buf.subarray(0, len), pos))().then(
+        (n) => cb(n),
+        (err: unknown) => cb(toErrno(err, 'write', path, log)),
+      );
+    },
+
+    flush(path: string, fh: number, cb: FuseCallback): void {
+      answer('flush', path, cb, async () => void handle(fh));
+    },
+
+    fsync(path: string, datasync: number, fh: number, cb: FuseCallback): void {
+      answer('fsync', path, cb, () => (datasync ? handle(fh).datasync() : handle(fh).sync()));
+    },
+
+    fsyncdir(_path: string, _datasync: number, _fh: number, cb: FuseCallback): void {
+      cb(0);
+    },
+
+    release(path: string, fh: number, cb: FuseCallback): void {
+      answer('release', path, cb, async () => {
+        await handles.remove(fh)?.close();
+      });
+    },
+
+    truncate(path: string, size: number, cb: FuseCallback): void {
+      answer('truncate', path, cb, () => vault.truncate(path, size));
+    },
+
+    ftruncate(path: string, fh: number, size: number, cb: FuseCallback): void {
+      answer('ftruncate', path, cb, () => (handles.get(fh) ? handle(fh).truncate(size) : vault.truncate(path, size)));
+    },
+
+    unlink(path: string, cb: FuseCallback): void {
+      answer('unlink', path, cb, () => vault.unlink(path));
+    },
+
+    rename(from: string, to: string, cb: FuseCallback): void {
+      answer('rename', from, cb, () => vault.rename(from, to));
+    },
+
+    link(existing: string, newPath: string, cb: FuseCallback): void {
+      answer('link', newPath, cb, () => vault.link(existing, newPath));
+    },
+
+    symlink(target: string, path: string, cb: FuseCallback): void {
+      answer('symlink', path, cb, () => vault.symlink(target, path));
+    },
+
+    mkdir(path: string, mode: number, cb: FuseCallback): void {
+      answer('mkdir', path, cb, () => vault.mkdir(path, mode & 0o7777));
+    },
+
+    rmdir(path: string, cb: FuseCallback): void {
+      answer('rmdir', path, cb, () => vault.rmdir(path));
+    },
+
+    mknod(path: string, mode: number, dev: number, cb: FuseCallback): void {
+      const type = mode & C.S_IFMT;
+      if ((type === C.S_IFCHR || type === C.S_IFBLK) && !opts.dev) return fail(cb, 'EPERM');
+      answer('mknod', path, cb, () => vault.mknod(path, mode, dev));
+    },
+
+    chmod(path: string, mode: number, cb: FuseCallback): void {
+      answer('chmod', path, cb, () => vault.chmod(path, mode & 0o7777));
+    },
+
+    chown(path: string, uid: number, gid: number, cb: FuseCallback): void {
+      answer('chown', path, cb, () => vault.chown(path, uid, gid));
+    },
+
+    /** Times in milliseconds (fractional); null leaves that time as it is. */
+    utimens(path: string, atime: number | null, mtime: number | null, cb: FuseCallback): void {
+      answer('utimens', path, cb, async () => {
+        let a = atime;
+        let m = mtime;
+        if (a === null || m === null) {
+          const st = await vault.stat(path);
+          a ??= st.atimeMs;
+          m ??= st.mtimeMs;
+        }
+        await vault.utimes(path, a / 1000, m / 1000);
+      });
+    },
+
+    setxattr(path: string, name: string, value: Buffer, _position: number, flags: number, cb: FuseCallback): void {
+      const mode = flags & XATTR_CREATE ? 'create' : flags & XATTR_REPLACE ? 'replace' : undefined;
+      answer('setxattr', path, cb, () => vault.setxattr(path, name, value, mode));
+    },
+
+    getxattr(path: string, name: string, _position: number, cb: FuseCallback): void {
+      if (name === 'security.capability' && !opts.suid) return fail(cb, 'EOPNOTSUPP');
+      answer('getxattr', path, cb, () => vault.getxattr(path, name), (v) => [v]);
+    },
+
+    listxattr(path: string, cb: FuseCallback): void {
+      answer('listxattr', path, cb, () => vault.listxattr(path), (names) => [names]);
+    },
+
+    removexattr(path: string, name: string, cb: FuseCallback): void {
+      answer('removexattr', path, cb, () => vault.removexattr(path, name));
+    },
+  };
+
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last };
+}
