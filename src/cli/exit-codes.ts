@@ -28,7 +28,9 @@ export const EXIT = {
   MasterKey: 14,
   /** Interrupted (SIGINT) during mount. */
   SigInt: 15,
-  /** FUSE mount failed (and, for now, "mounting is not implemented yet"). */
+  /** Could not start the background process. */
+  ForkChild: 17,
+  /** FUSE mount failed. */
   FuseNewServer: 19,
   /** Could not create the control socket. */
   CtlSock: 20,

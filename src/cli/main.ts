@@ -21,6 +21,7 @@ import { helpLong, helpShort } from './help.js';
 import { runInfo } from './info.js';
 import { runInit } from './init.js';
 import { runMount } from './mount.js';
+import { DAEMON_ENV, runDaemonChild } from './daemon.js';
 import { describeError, Output, PROGRAM_NAME } from './output.js';
 import { runPasswd } from './passwd.js';
 import { runSpeed } from './speed.js';
@@ -185,6 +186,10 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
 
 /** Entry point for bin/tscryptfs: sets the exit code, lets output drain. */
 export function run(): void {
+  if (process.env[DAEMON_ENV] === '1') {
+    void runDaemonChild();
+    return;
+  }
   // A reader that went away (`tscryptfs -hh | head -1`) is not an error worth a stack trace.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {

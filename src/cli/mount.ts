@@ -1,20 +1,22 @@
 /**
  * tscryptfs [OPTIONS] CIPHERDIR MOUNTPOINT
  *
- * Mounting itself is the next issue. Everything gocryptfs checks before it
- * talks to FUSE is done already, in gocryptfs's order, so the exit codes
- * match: MOUNTPOINT (10), -masterkey (14) or config (11 / 27), password
- * (9 / 12). Then, for now, "mounting is not implemented yet" and exit 19.
- *
- * To implement mounting, replace the tail of runMount(): `plan` holds
- * everything a FUSE server needs.
+ * Everything gocryptfs checks before it talks to FUSE, in gocryptfs's
+ * order, so the exit codes match: MOUNTPOINT (10), -masterkey (14) or
+ * config (11 / 27), password (9 / 12). Then the mount: in the foreground
+ * with -fg, otherwise in a background process (daemon.ts) while this one
+ * returns once the mount is ready; a FUSE failure is exit 19.
  */
 import { promises as fsp } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import type { ConfFile, FormatOptions } from '../config/index.js';
 import { confFormat } from '../config/index.js';
 import { formatFromInitOptions } from '../vault/index.js';
-import { bool, num } from './args.js';
+import { bool, num, str } from './args.js';
+import type { MountOptions } from '../fuse/index.js';
+import type { Logger } from '../util/logger.js';
+import { runInBackground } from './daemon.js';
+import { startServing, type ServePlan } from './serve.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { loadConfig } from './load-config.js';
@@ -91,7 +93,56 @@ export async function runMount(ctx: CliContext): Promise<void> {
     plan = { cipherdir: ctx.cipherdir, mountpoint, conf, format: confFormat(conf), masterKey };
   }
 
-  // ---- mounting starts here (next issue) ----
+  const serve = servePlan(ctx, plan);
   wipe(plan.masterKey);
-  throw new CliError(EXIT.FuseNewServer, 'mounting is not implemented yet');
+  if (!bool(ctx.args, 'fg')) {
+    await runInBackground(serve, { nosyslog: bool(ctx.args, 'nosyslog'), quiet: ctx.out.quiet }, ctx.out);
+    return;
+  }
+  const log: Logger = { warn: (m) => ctx.out.warn(m), info: (m) => ctx.out.info(m) };
+  const { done } = await startServing(serve, log);
+  ctx.out.info('Filesystem mounted and ready.');
+  const notify = num(ctx.args, 'notifypid');
+  if (notify > 0) {
+    try {
+      process.kill(notify, 'SIGUSR1');
+    } catch (err) {
+      ctx.out.warn(`-notifypid ${notify}: ${describeError(err)}`);
+    }
+  }
+  await done;
+}
+
+/** The mount options gocryptfs's flags ask for. */
+function mountOptions(ctx: CliContext): MountOptions {
+  const a = ctx.args;
+  const ko = str(a, 'ko');
+  const extra = ko === '' ? [] : ko.split(',').filter((o) => o !== '');
+  if (bool(a, 'sharedstorage')) extra.push('attr_timeout=0', 'entry_timeout=0', 'negative_timeout=0');
+  const fsname = str(a, 'fsname');
+  return {
+    readOnly: bool(a, 'ro'),
+    allowOther: bool(a, 'allow_other'),
+    nonempty: bool(a, 'nonempty'),
+    kernelCache: bool(a, 'kernel_cache'),
+    ...(fsname !== '' && { fsname }),
+    extraOptions: extra,
+    dev: bool(a, 'dev') && !bool(a, 'nodev'),
+    suid: bool(a, 'suid') && !bool(a, 'nosuid'),
+    exec: !bool(a, 'noexec'),
+    debug: bool(a, 'fusedebug'),
+  };
+}
+
+function servePlan(ctx: CliContext, plan: MountPlan): ServePlan {
+  return {
+    cipherdir: plan.cipherdir,
+    mountpoint: plan.mountpoint,
+    format: plan.format,
+    masterKeyHex: plan.masterKey.toString('hex'),
+    backend: ctx.backend,
+    readOnly: bool(ctx.args, 'ro'),
+    mount: mountOptions(ctx),
+    idleMs: num(ctx.args, 'idle'),
+  };
 }

@@ -1,0 +1,95 @@
+/**
+ * Running a mount in the background, as gocryptfs does: the command the
+ * user typed checks everything and reads the password, then starts a
+ * detached child that mounts. The command returns once the child reports
+ * the mount ready (exit 0) or has failed (with the child's exit code).
+ * The plan, master key included, travels over the private IPC channel,
+ * never on the command line or in the environment.
+ */
+import { spawn } from 'node:child_process';
+import { CliError, EXIT } from './exit-codes.js';
+import type { Output } from './output.js';
+import type { ServePlan } from './serve.js';
+import { startServing } from './serve.js';
+import { SyslogLogger } from './syslog.js';
+import type { Logger } from '../util/logger.js';
+
+export const DAEMON_ENV = 'TSCRYPTFS_DAEMON_CHILD';
+
+type ChildMessage = { ready: true } | { error: string; exitCode: number };
+interface ParentMessage {
+  plan: ServePlan;
+  nosyslog: boolean;
+  quiet: boolean;
+}
+
+/** Parent side: start the daemon and wait until it is mounted or failed. */
+export function runInBackground(plan: ServePlan, opts: { nosyslog: boolean; quiet: boolean }, out: Output): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const stdio = opts.nosyslog ? 'inherit' : 'pipe';
+    const child = spawn(process.execPath, [process.argv[1]!], {
+      detached: true,
+      stdio: ['ignore', stdio, stdio, 'ipc'],
+      env: { ...process.env, [DAEMON_ENV]: '1' },
+    });
+    child.stdout?.pipe(process.stdout, { end: false });
+    child.stderr?.pipe(process.stderr, { end: false });
+    let settled = false;
+    const finish = (err?: CliError): void => {
+      if (settled) return;
+      settled = true;
+      child.stdout?.unpipe();
+      child.stderr?.unpipe();
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      if (child.connected) child.disconnect();
+      child.unref();
+      if (err) reject(err);
+      else resolve();
+    };
+    child.on('message', (m: ChildMessage) => {
+      if ('ready' in m) {
+        out.info('Filesystem mounted and ready.');
+        finish();
+      } else {
+        finish(new CliError(m.exitCode, m.error));
+      }
+    });
+    child.on('error', (err) => finish(new CliError(EXIT.ForkChild, `cannot start the background process: ${err.message}`)));
+    child.on('exit', (code, signal) => {
+      finish(new CliError(code ?? EXIT.Other, code === null ? `the background process died (${signal})` : ''));
+    });
+    const msg: ParentMessage = { plan, nosyslog: opts.nosyslog, quiet: opts.quiet };
+    child.send(msg);
+  });
+}
+
+/** Child side (bin/tscryptfs with DAEMON_ENV set): mount, report, serve until unmounted. */
+export async function runDaemonChild(): Promise<never> {
+  delete process.env[DAEMON_ENV];
+  const msg = await new Promise<ParentMessage>((resolve) => process.once('message', (m) => resolve(m as ParentMessage)));
+  // The parent's pipes go away when it exits; never die of writing to them.
+  for (const s of [process.stdout, process.stderr]) s.on('error', () => undefined);
+  let log: Logger = {
+    warn: (m) => process.stderr.write(`tscryptfs: ${m}\n`),
+    info: (m) => (msg.quiet ? undefined : process.stdout.write(`${m}\n`)),
+  };
+  const stderrLog = log;
+  const syslog = msg.nosyslog ? null : new SyslogLogger(`tscryptfs-${process.pid}`);
+  const switching: Logger = { warn: (m) => log.warn(m), info: (m) => log.info?.(m) };
+  let serving;
+  try {
+    serving = await startServing(msg.plan, switching);
+  } catch (err) {
+    const exitCode = err instanceof CliError ? err.exitCode : EXIT.Other;
+    process.send?.({ error: (err as Error).message, exitCode });
+    process.exit(exitCode);
+  }
+  process.send?.({ ready: true });
+  if (process.connected) process.disconnect();
+  if (syslog) log = syslog;
+  else log = stderrLog;
+  await serving.done;
+  syslog?.close();
+  process.exit(0);
+}
