@@ -169,8 +169,15 @@ function usageError(argv: readonly string[], detail: string): CliError {
 }
 
 /**
+ * Generic mount(8) options that mount.fuse passes through from /etc/fstab
+ * and that are the kernel's business, not flags of ours: they go to -ko.
+ */
+const KERNEL_MOUNT_OPTIONS = new Set(['atime', 'noatime', 'relatime', 'norelatime', 'strictatime', 'nostrictatime', 'diratime', 'nodiratime', 'sync', 'async', 'dirsync', 'lazytime', 'nolazytime']);
+
+/**
  * gocryptfs's prefixOArgs: "-o a,b" (or "-o=a,b") anywhere turns into
- * leading "-a -b". Disabled when "--" is present.
+ * leading "-a -b". Disabled when "--" is present. Kernel mount options
+ * (noatime, ...) are collected into one -ko.
  */
 export function expandOArgs(argv: readonly string[]): string[] {
   if (argv.length < 2 || argv.includes('--')) return [...argv];
@@ -189,11 +196,14 @@ export function expandOArgs(argv: readonly string[]): string[] {
     }
   }
   const out: string[] = [];
+  const kernel: string[] = [];
   for (const o of oOpts) {
     if (o === '') continue;
     if (o === 'o' || o === '-o') throw new CliError(EXIT.Usage, 'You can\'t pass "-o" to "-o"');
-    out.push(`-${o}`);
+    if (KERNEL_MOUNT_OPTIONS.has(o)) kernel.push(o);
+    else out.push(`-${o}`);
   }
+  if (kernel.length > 0) out.push(`-ko=${kernel.join(',')}`);
   return [...out, ...other];
 }
 

@@ -48,6 +48,10 @@ test('normaliseArgv: single and double dash, =value, bool=false, aliases, --', (
   usage(() => normaliseArgv(['-ro=maybe']), /invalid argument "maybe" for "--ro" flag/);
 });
 
+test('expandOArgs: fstab kernel options (noatime, ...) from mount.fuse go to -ko', () => {
+  assert.deepEqual(expandOArgs(['c', 'm', '-o', 'rw,noatime,passfile=/p,nodiratime,dev']), ['-rw', '-passfile=/p', '-dev', '-ko=noatime,nodiratime', 'c', 'm']);
+});
+
 test('expandOArgs: "-o a,b" becomes leading "-a -b" (gocryptfs prefixOArgs)', () => {
   assert.deepEqual(expandOArgs(['c', 'm', '-o', 'ro,allow_other,,fsname=x']), ['-ro', '-allow_other', '-fsname=x', 'c', 'm']);
   assert.deepEqual(expandOArgs(['-o=q', 'c']), ['-q', 'c']);
