@@ -8,14 +8,17 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# gocryptfs (with gocryptfs-xray) is the reference implementation the tests
-# compare against; fuse3 gives fusermount3; attr gives getfattr/setfattr.
-APT_PACKAGES=(gocryptfs fuse3 attr)
+# libfuse2 is what the mount (fuse-native) links against; patch rebuilds
+# fuse-native at install time; fuse3 gives fusermount(3). gocryptfs (with
+# gocryptfs-xray) is the reference the tests compare against; attr, rsync,
+# sqlite3 and git are programs the mount tests run inside a mount.
+APT_PACKAGES=(libfuse2 fuse3 patch gocryptfs attr rsync sqlite3 git)
 
 need_apt=0
-for cmd in gocryptfs gocryptfs-xray fusermount3 getfattr; do
+for cmd in gocryptfs gocryptfs-xray fusermount3 getfattr patch rsync sqlite3 git; do
   command -v "$cmd" >/dev/null 2>&1 || need_apt=1
 done
+[ -e /usr/lib/x86_64-linux-gnu/libfuse.so.2 ] || [ -e /lib/x86_64-linux-gnu/libfuse.so.2 ] || ldconfig -p 2>/dev/null | grep -q 'libfuse.so.2 ' || need_apt=1
 if [ "$need_apt" = 1 ]; then
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO="sudo"
@@ -32,9 +35,9 @@ if [ "${1:-}" = "--no-demo" ]; then
 fi
 
 # The demo: make a cipher directory, show its config, write and read a file
-# through the library, and show what lands on disk.
+# through the library and through a mount, and show what lands on disk.
 demo=$(mktemp -d /tmp/tscryptfs-demo.XXXXXX)
-trap 'rm -rf "$demo"' EXIT
+trap 'fusermount -u "$demo/plain" 2>/dev/null; rm -rf "$demo"' EXIT
 mkdir "$demo/cipher"
 echo "demo: tscryptfs -init $demo/cipher"
 node bin/tscryptfs -init -q -scryptn 10 -extpass "echo demo-password" "$demo/cipher"
@@ -47,6 +50,12 @@ await v.writeFile('/notes/hello.txt', 'Hello from tscryptfs\n');
 process.stdout.write('demo: plaintext view: /notes/hello.txt = ' + (await v.readFile('/notes/hello.txt')).toString());
 await v.close();
 " "$demo/cipher"
+mkdir "$demo/plain"
+node bin/tscryptfs -q -extpass "echo demo-password" "$demo/cipher" "$demo/plain"
+echo "demo: mounted at $demo/plain:"
+ls -l "$demo/plain/notes" | sed 's/^/  /'
+echo "Written through the mount" > "$demo/plain/notes/mounted.txt"
+fusermount -u "$demo/plain"
 echo "demo: what is on disk:"
 find "$demo/cipher" -mindepth 1 | sed "s|$demo/cipher|  CIPHERDIR|"
 echo "demo: gocryptfs -fsck agrees:"
