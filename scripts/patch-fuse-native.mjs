@@ -39,7 +39,7 @@ function main() {
   const binary = join(pkgDir, 'build', 'Release', 'fuse.node');
   const loadsPatched = () => {
     try {
-      execFileSync(process.execPath, ['-e', `process.exit(require(${JSON.stringify(binary)}).fuse_native_patched === 1 ? 0 : 1)`], { stdio: 'ignore' });
+      execFileSync(process.execPath, ['-e', `process.exit(require(${JSON.stringify(binary)}).fuse_native_patched === 2 ? 0 : 1)`], { stdio: 'ignore' });
       return true;
     } catch {
       return false;

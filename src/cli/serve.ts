@@ -4,7 +4,7 @@
  * answered), -idle unmounts after a quiet period, and the process then
  * exits 0. Used by the foreground mount and by the background daemon.
  */
-import { mountVault, type MountOptions, type Mounted } from '../fuse/index.js';
+import { loadFuse, mountVault, type MountOptions, type Mounted } from '../fuse/index.js';
 import type { Logger } from '../util/logger.js';
 import { Vault } from '../vault/index.js';
 import type { FormatOptions } from '../config/index.js';
@@ -26,10 +26,16 @@ export interface ServePlan {
 
 /** Mounts; resolves with the mount once the kernel has answered INIT. */
 export async function startServing(plan: ServePlan, log: Logger): Promise<{ mounted: Mounted; done: Promise<void> }> {
+  let Fuse: ReturnType<typeof loadFuse>;
+  try {
+    Fuse = loadFuse();
+  } catch (err) {
+    throw new CliError(EXIT.FuseNewServer, `fuse: ${(err as Error).message}`);
+  }
   const key = Buffer.from(plan.masterKeyHex, 'hex');
   let vault: Vault;
   try {
-    vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, logger: log });
+    vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, logger: log, mknod: Fuse.mknod });
   } finally {
     key.fill(0);
   }

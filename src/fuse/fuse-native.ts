@@ -18,9 +18,16 @@ export interface FuseInstance extends EventEmitter {
   unmount(cb: (err: Error | null) => void): void;
 }
 
+/** A time as the patched build passes it: [seconds, nanoseconds], or null for "leave it". */
+export type FuseTime = [number, number] | null;
+
 export interface FuseConstructor {
   new (mnt: string, ops: Record<string, unknown>, opts: Record<string, unknown>): FuseInstance;
   unmount(mnt: string, cb: (err: Error | null) => void): void;
+  /** utimensat(2) without following symlinks, exact to the nanosecond; 0 or -errno. */
+  utimensat(path: string, atime: FuseTime, mtime: FuseTime): number;
+  /** mknod(2); 0 or -errno. */
+  mknod(path: string, mode: number, dev: number): number;
 }
 
 export class FuseUnavailableError extends Error {
@@ -38,7 +45,7 @@ export function loadFuse(): FuseConstructor {
   } catch (err) {
     throw new FuseUnavailableError(`fuse-native cannot be loaded: ${(err as Error).message.split('\n')[0]} (is libfuse2 installed?)`);
   }
-  if (typeof Fuse.prototype._onexit !== 'function') {
+  if (typeof Fuse.prototype._onexit !== 'function' || typeof Fuse.utimensat !== 'function') {
     throw new FuseUnavailableError('fuse-native is not the patched build; run npm rebuild or npm ci (scripts/patch-fuse-native.mjs)');
   }
   cached = Fuse;

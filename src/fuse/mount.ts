@@ -37,7 +37,10 @@ export interface Mounted {
 const MAX_WRITE = 131072;
 
 export function fuseOptionList(o: MountOptions): string[] {
-  const list = [`subtype=tscryptfs`];
+  // attr_timeout=0: libfuse2's path API gives every hard-link name its own
+  // kernel inode, so a cached size or link count could be stale under the
+  // other names (reads there would stop at the old size).
+  const list = ['subtype=tscryptfs', 'attr_timeout=0'];
   if (o.readOnly) list.push('ro');
   if (o.allowOther) list.push('default_permissions'); // let the kernel check permissions for other users
   if (o.nonempty) list.push('nonempty');
@@ -49,7 +52,7 @@ export function fuseOptionList(o: MountOptions): string[] {
 
 export async function mountVault(vault: Vault, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
   const Fuse = loadFuse();
-  const operations = makeOperations(vault, { dev: o.dev ?? false, suid: o.suid ?? false }, log);
+  const operations = makeOperations(vault, { dev: o.dev ?? false, suid: o.suid ?? false, utimensat: Fuse.utimensat }, log);
   const fuse: FuseInstance = new Fuse(mountpoint, operations.ops, {
     timeout: false,
     bigWrites: true,

@@ -3,15 +3,17 @@
  * run the Vault method, answer with 0/value or a negative errno. Nothing
  * here knows about encryption.
  */
-import { constants as C, type Stats } from 'node:fs';
+import { constants as C, type BigIntStats } from 'node:fs';
 import { constants as OS } from 'node:os';
 import type { Vault } from '../vault/index.js';
 import type { Logger } from '../util/logger.js';
 import { toErrno } from './errno.js';
-import type { FuseCallback } from './fuse-native.js';
+import type { FuseCallback, FuseTime } from './fuse-native.js';
 import { HandleTable } from './handle-table.js';
 
 export interface OperationOptions {
+  /** utimensat(2) with exact nanoseconds on a cipher path; 0 or -errno. */
+  utimensat: (path: string, atime: FuseTime, mtime: FuseTime) => number;
   /** Allow creating device files (-dev). */
   dev: boolean;
   /** Answer security.capability lookups (-suid); otherwise EOPNOTSUPP, as gocryptfs does. */
@@ -74,11 +76,11 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     getattr(path: string, cb: FuseCallback): void {
-      answer('getattr', path, cb, () => vault.stat(path), (st: Stats) => [st]);
+      answer('getattr', path, cb, () => vault.stat(path, { bigint: true }), (st: BigIntStats) => [st]);
     },
 
     fgetattr(path: string, fh: number, cb: FuseCallback): void {
-      answer('fgetattr', path, cb, async () => (handles.get(fh) ? handle(fh).stat() : vault.stat(path)), (st: Stats) => [st]);
+      answer('fgetattr', path, cb, async () => (handles.get(fh) ? handle(fh).stat({ bigint: true }) : vault.stat(path, { bigint: true })), (st: BigIntStats) => [st]);
     },
 
     access(path: string, mode: number, cb: FuseCallback): void {
@@ -195,17 +197,12 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       answer('chown', path, cb, () => vault.chown(path, uid, gid));
     },
 
-    /** Times in milliseconds (fractional); null leaves that time as it is. */
-    utimens(path: string, atime: number | null, mtime: number | null, cb: FuseCallback): void {
+    /** Times as [seconds, nanoseconds]; null leaves that time as it is. Exact, unlike fs.utimes. */
+    utimens(path: string, atime: FuseTime, mtime: FuseTime, cb: FuseCallback): void {
       answer('utimens', path, cb, async () => {
-        let a = atime;
-        let m = mtime;
-        if (a === null || m === null) {
-          const st = await vault.stat(path);
-          a ??= st.atimeMs;
-          m ??= st.mtimeMs;
-        }
-        await vault.utimes(path, a / 1000, m / 1000);
+        if (vault.readOnly) throw Object.assign(new Error('read-only'), { code: 'EROFS' });
+        const rc = opts.utimensat(await vault.cipherPath(path), atime, mtime);
+        if (rc !== 0) throw Object.assign(new Error('utimensat failed'), { errno: rc });
       });
     },
 

@@ -5,6 +5,8 @@ import { promisify } from 'node:util';
 const read = promisify(fs.read);
 const write = promisify(fs.write);
 export const fstat = promisify(fs.fstat);
+export const fstatBig = (fd: number): Promise<fs.BigIntStats> =>
+  new Promise((resolve, reject) => fs.fstat(fd, { bigint: true }, (err, st) => (err ? reject(err) : resolve(st))));
 export const ftruncate = promisify(fs.ftruncate);
 export const fsync = promisify(fs.fsync);
 export const fdatasync = promisify(fs.fdatasync);

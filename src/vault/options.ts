@@ -12,6 +12,11 @@ export interface VaultCommonOptions {
   logger?: Logger;
   /** Refuse every change (EROFS). */
   readOnly?: boolean;
+  /**
+   * A native mknod(2) (cipher path, mode, dev); 0 or -errno. Without it
+   * mknod() runs coreutils' mknod(1), which cannot make sockets.
+   */
+  mknod?: (path: string, mode: number, dev: number) => number;
 }
 
 /** The format settings chosen at -init (or given with -masterkey). */

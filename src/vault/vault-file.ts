@@ -2,12 +2,13 @@
  * An open plaintext file of a Vault: positional read/write/truncate over
  * the cipher file, with the file's shared lock (FORMAT.md §4.8–§4.9).
  */
-import type { Stats } from 'node:fs';
+import type { BigIntStats, Stats } from 'node:fs';
 import { constants as C } from 'node:fs';
 import { fsError } from '../util/errors.js';
-import { closeFd, fdatasync, fstat, fsync } from './fd-io.js';
+import { closeFd, fdatasync, fstat, fstatBig, fsync } from './fd-io.js';
 import { plainSize, readContent, truncateContent, writeContent, type ContentFile } from './file-content.js';
 import { accessMode } from './open-flags.js';
+import { setSize } from './stats.js';
 
 export class VaultFile {
   private position = 0;
@@ -73,11 +74,13 @@ export class VaultFile {
     return this.f.state.lock.read(() => plainSize(this.f));
   }
 
-  /** fstat of the backing file with the plaintext size. */
-  async stat(): Promise<Stats> {
+  /** fstat of the backing file with the plaintext size (nanosecond times with `{ bigint: true }`). */
+  async stat(opts?: { bigint?: false }): Promise<Stats>;
+  async stat(opts: { bigint: true }): Promise<BigIntStats>;
+  async stat(opts: { bigint?: boolean } = {}): Promise<Stats | BigIntStats> {
     this.check('fstat', 'any');
-    const st = await fstat(this.f.fd);
-    st.size = await this.size();
+    const st = opts.bigint ? await fstatBig(this.f.fd) : await fstat(this.f.fd);
+    setSize(st, await this.size());
     return st;
   }
 

@@ -2,9 +2,10 @@
  * A gocryptfs cipher directory as an API on plaintext paths, with no FUSE
  * in it: the mount and library users both call this.
  */
-import { promises as fsp, constants as C, type Stats, type StatsFs } from 'node:fs';
+import { promises as fsp, constants as C, type BigIntStats, type Stats, type StatsFs } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { constants as osConstants } from 'node:os';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import * as xattr from 'fs-xattr';
@@ -48,6 +49,7 @@ import {
 } from './options.js';
 import { PathMapper, type CipherEntry } from './path-mapper.js';
 import { VaultFile } from './vault-file.js';
+import { setSize } from './stats.js';
 
 const execFileP = promisify(execFile);
 
@@ -65,6 +67,7 @@ export class Vault {
   readonly config: ConfFile | null;
   readonly readOnly: boolean;
   private readonly log: Logger;
+  private readonly nativeMknod: VaultCommonOptions['mknod'];
   private readonly ciphers: VaultCiphers;
   private readonly mapper: PathMapper;
   private readonly ivCache = new DirIVCache();
@@ -80,6 +83,7 @@ export class Vault {
     this.masterKey = masterKey;
     this.readOnly = opts.readOnly ?? false;
     this.log = opts.logger ?? stderrLogger;
+    this.nativeMknod = opts.mknod;
     this.ciphers = deriveCiphers(masterKey, format, opts.backend);
     this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.ivCache);
   }
@@ -207,24 +211,24 @@ export class Vault {
 
   // ------------------------------------------------------------- metadata
 
-  /** lstat with plaintext sizes (files: content size; symlinks: target length). */
-  async stat(path: string): Promise<Stats> {
+  /**
+   * lstat with plaintext sizes (files: content size; symlinks: target
+   * length). With `{ bigint: true }` the times keep their nanoseconds.
+   */
+  async stat(path: string, opts?: { bigint?: false }): Promise<Stats>;
+  async stat(path: string, opts: { bigint: true }): Promise<BigIntStats>;
+  async stat(path: string, opts: { bigint?: boolean } = {}): Promise<Stats | BigIntStats> {
     const p = await this.resolve(path, 'lstat');
-    let st: Stats;
+    let st: Stats | BigIntStats;
     try {
-      st = await fsp.lstat(p);
+      st = opts.bigint ? await fsp.lstat(p, { bigint: true }) : await fsp.lstat(p);
     } catch (err) {
       throw this.plainError(err, 'lstat', path);
     }
-    return this.plainStats(st, p, path);
-  }
-
-  private async plainStats(st: Stats, cipherPath: string, path: string): Promise<Stats> {
-    if (st.isFile()) {
-      st.size = cipherSizeToPlainSize(this.ciphers.content.layout, st.size);
-    } else if (st.isSymbolicLink()) {
-      st.size = Buffer.byteLength(await this.readlinkAt(cipherPath, path), 'utf8');
-    }
+    let size: number | null = null;
+    if (st.isFile()) size = cipherSizeToPlainSize(this.ciphers.content.layout, Number(st.size));
+    else if (st.isSymbolicLink()) size = Buffer.byteLength(await this.readlinkAt(p, path), 'utf8');
+    if (size !== null) setSize(st, size);
     return st;
   }
 
@@ -307,28 +311,31 @@ export class Vault {
   }
 
   /**
-   * Creates a FIFO, character or block device (FORMAT.md §8: the same node
-   * type on disk, name encrypted, no content). Node has no mknod(2), so this
-   * runs coreutils' mknod(1); sockets are not supported (EOPNOTSUPP).
+   * Creates a FIFO, socket, character or block device (FORMAT.md §8: the
+   * same node type on disk, name encrypted, no content). Node has no
+   * mknod(2): with the `mknod` option this uses the native one, otherwise
+   * coreutils' mknod(1), which cannot make sockets (EOPNOTSUPP).
    */
   async mknod(path: string, mode: number, dev = 0): Promise<void> {
     this.assertWritable('mknod', path);
     const type = mode & C.S_IFMT;
-    const kinds: Record<number, string[]> = {
-      [C.S_IFIFO]: ['p'],
-      [C.S_IFCHR]: ['c', String(devMajor(dev)), String(devMinor(dev))],
-      [C.S_IFBLK]: ['b', String(devMajor(dev)), String(devMinor(dev))],
-    };
     if (type === C.S_IFREG || type === 0) {
       await (await this.open(path, C.O_WRONLY | C.O_CREAT | C.O_EXCL, mode & 0o7777)).close();
       return;
     }
-    const args = kinds[type];
-    if (!args) throw fsError('EOPNOTSUPP', 'mknod', path, 'only FIFOs and device files');
+    if (![C.S_IFIFO, C.S_IFSOCK, C.S_IFCHR, C.S_IFBLK].includes(type)) throw fsError('EINVAL', 'mknod', path);
     const e = await this.entry(path, 'mknod');
-    const perm = (mode & 0o7777).toString(8);
+    const make = async (): Promise<void> => {
+      if (this.nativeMknod) {
+        const rc = this.nativeMknod(e.path, mode, dev);
+        if (rc !== 0) throw Object.assign(fsError(errnoName(-rc), 'mknod'), { errno: -rc });
+        await fsp.chmod(e.path, mode & 0o7777); // mknod(2) applies the umask
+      } else {
+        await runMknod(e.path, mode, dev);
+      }
+    };
     try {
-      await this.withLongName(e, () => runMknod(['-m', perm, e.path, ...args]));
+      await this.withLongName(e, make);
     } catch (err) {
       throw this.plainError(err, 'mknod', path);
     }
@@ -681,10 +688,19 @@ function devMinor(dev: number): number {
   return (dev & 0xff) | ((dev >>> 12) & ~0xff);
 }
 
-/** Runs mknod(1); its failure becomes a coded error (EEXIST, EPERM, ...). */
-async function runMknod(args: string[]): Promise<void> {
+/** The errno name of a number (EEXIST for 17, ...). */
+function errnoName(errno: number): string {
+  const table = osConstants.errno as Record<string, number>;
+  return Object.keys(table).find((k) => table[k] === errno) ?? 'EIO';
+}
+
+/** mknod(1) for FIFOs and devices; its failure becomes a coded error (EEXIST, EPERM, ...). */
+async function runMknod(path: string, mode: number, dev: number): Promise<void> {
+  const type = mode & C.S_IFMT;
+  if (type === C.S_IFSOCK) throw fsError('EOPNOTSUPP', 'mknod', undefined, 'sockets need the native mknod');
+  const kind = type === C.S_IFIFO ? ['p'] : [type === C.S_IFCHR ? 'c' : 'b', String(devMajor(dev)), String(devMinor(dev))];
   try {
-    await execFileP('mknod', args);
+    await execFileP('mknod', ['-m', (mode & 0o7777).toString(8), path, ...kind]);
   } catch (err) {
     const stderr = String((err as { stderr?: string }).stderr ?? '');
     const code = /File exists/.test(stderr) ? 'EEXIST' : /not permitted/.test(stderr) ? 'EPERM' : /No such file/.test(stderr) ? 'ENOENT' : /Permission denied/.test(stderr) ? 'EACCES' : 'EIO';
