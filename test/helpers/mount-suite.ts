@@ -1,0 +1,169 @@
+/**
+ * Shared pieces of the mount tests (test/mount/*): a per-file fixture (temp
+ * dir, cipher directory, one mount of MOUNT_IMPL, guaranteed teardown),
+ * errno assertions, a Python runner for the system calls node:fs lacks
+ * (mknod, setxattr flags, utimensat with nanoseconds, statvfs), and the
+ * cipher-side look-ups (cipher path of a plaintext path, expected sizes).
+ */
+import { after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
+import { Vault } from '../../src/index.js';
+import { gocryptfsFsck } from './gocryptfs.js';
+import {
+  cleanupMountsUnder,
+  guardMountsUnder,
+  initCipherdir,
+  mountImpl,
+  MOUNT_IMPL,
+  PASSWORD,
+  run,
+  unguardMountsUnder,
+  unmountAndReap,
+  type MountImpl,
+  type MountOptions,
+} from './mount.js';
+import { makeTempDir, removeTempDir } from './tmp.js';
+
+export { MOUNT_IMPL } from './mount.js';
+
+/** /usr/bin/python3 (Debian's; not a pyenv shim). */
+export const PYTHON = '/usr/bin/python3';
+
+/** Plaintext block size and the default per-block overhead (AES-GCM: 16-byte IV + 16-byte tag). */
+export const BS = 4096;
+export const OVERHEAD = 32;
+export const HEADER = 18;
+
+/** Size of the cipher file holding `plain` bytes (FORMAT.md §4). */
+export function cipherSize(plain: number, overhead = OVERHEAD): number {
+  return plain === 0 ? 0 : HEADER + plain + Math.ceil(plain / BS) * overhead;
+}
+
+export interface MountFixture {
+  /** The test file's own temp dir. */
+  tmp: string;
+  cipherdir: string;
+  mnt: string;
+  impl: MountImpl;
+  /** Absolute path inside the mount. */
+  p: (...parts: string[]) => string;
+}
+
+/**
+ * Sets up one test file: a temp dir, a cipher directory made by the
+ * implementation under test (`-init` flags given), and a mount of it
+ * (mount flags given). `teardown()` (called by the file's last test)
+ * unmounts and checks that nothing is left; the after hook cleans up
+ * whatever a failure left behind.
+ */
+export function useMountFixture(label: string, opts: { initFlags?: string[]; mount?: MountOptions; mountNow?: boolean } = {}): MountFixture & {
+  teardown: () => Promise<void>;
+} {
+  const fx = {
+    tmp: '',
+    cipherdir: '',
+    mnt: '',
+    impl: MOUNT_IMPL,
+    p: (...parts: string[]): string => join(fx.mnt, ...parts),
+    async teardown(): Promise<void> {
+      await unmountAndReap(fx.mnt);
+      const problems = await cleanupMountsUnder(fx.tmp);
+      assert.deepEqual(problems, [], 'nothing may stay mounted or running');
+    },
+  };
+  before(async () => {
+    process.umask(0o022);
+    fx.tmp = makeTempDir(`tscryptfs-mount-${label}-`);
+    guardMountsUnder(fx.tmp);
+    fx.cipherdir = join(fx.tmp, 'cipher');
+    fx.mnt = join(fx.tmp, 'mnt');
+    await initCipherdir(MOUNT_IMPL, fx.cipherdir, opts.initFlags ?? []);
+    if (opts.mountNow !== false) await mountImpl(MOUNT_IMPL, fx.cipherdir, fx.mnt, opts.mount ?? {});
+  });
+  after(async () => {
+    if (!fx.tmp) return;
+    const problems = await cleanupMountsUnder(fx.tmp);
+    removeTempDir(fx.tmp);
+    unguardMountsUnder(fx.tmp);
+    // A mount still there is normal when the file's last test was filtered out; failing to remove one is not.
+  const serious = problems.filter((m) => !m.startsWith('still mounted at the end'));
+  if (serious.length > 0) throw new Error(`cleanup found: ${serious.join('; ')}`);
+  });
+  return fx;
+}
+
+/** Byte equality with a short message (first difference, lengths) instead of a dump of both buffers. */
+export function assertBytes(actual: Buffer, expected: Buffer, what = 'content'): void {
+  if (actual.equals(expected)) return;
+  let i = 0;
+  while (i < actual.length && i < expected.length && actual[i] === expected[i]) i++;
+  const show = (b: Buffer): string => b.subarray(i, i + 16).toString('hex');
+  assert.fail(`${what}: ${actual.length} bytes, expected ${expected.length}; first difference at offset ${i}: ${show(actual)} vs expected ${show(expected)}`);
+}
+
+/** gocryptfs -fsck on an unmounted cipher directory must be clean. */
+export async function assertFsckClean(cipherdir: string): Promise<void> {
+  const r = await gocryptfsFsck(cipherdir);
+  const out = r.stdout + r.stderr;
+  assert.equal(r.code, 0, `gocryptfs -fsck exit ${r.code}:\n${out}`);
+  assert.match(out, /no problems found/, out);
+}
+
+/** Asserts that `p` rejects with the given errno code (e.g. 'EEXIST'). */
+export async function rejectsWith(p: Promise<unknown>, code: string, what: string): Promise<void> {
+  let err: unknown;
+  try {
+    await p;
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err, `${what}: expected ${code}, but it succeeded`);
+  assert.equal((err as { code?: string }).code, code, `${what}: expected ${code}, got ${(err as Error).message}`);
+}
+
+/**
+ * Runs a Python snippet with a prelude: `t(fn)` returns "OK" or the errno
+ * name; `out(x)` prints x as JSON (call it once). Arguments are in `A`.
+ */
+export async function py<T = unknown>(code: string, args: string[] = []): Promise<T> {
+  const prelude = [
+    'import os, sys, json, errno, stat',
+    'A = sys.argv[1:]',
+    'def t(f):',
+    '    try:',
+    '        f()',
+    '        return "OK"',
+    '    except OSError as e:',
+    '        return errno.errorcode.get(e.errno, str(e.errno))',
+    'def out(x):',
+    '    print(json.dumps(x))',
+    '',
+  ].join('\n');
+  const r = await run(PYTHON, ['-c', prelude + code, ...args]);
+  if (r.code !== 0) throw new Error(`python failed (${r.code}):\n${r.stderr}\n${code}`);
+  return JSON.parse(r.stdout) as T;
+}
+
+/** The cipher path (absolute) behind a plaintext path, computed by the library from the cipher directory alone. */
+export async function cipherPathOf(cipherdir: string, plain: string): Promise<string> {
+  const v = await Vault.open(cipherdir, { password: PASSWORD, readOnly: true });
+  try {
+    return await v.cipherPath(plain.startsWith('/') ? plain : '/' + plain);
+  } finally {
+    await v.close();
+  }
+}
+
+/** Runs a program and asserts it exited 0. */
+export async function ok(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {}): Promise<string> {
+  const r = await run(cmd, args, opts);
+  assert.equal(r.code, 0, `${cmd} ${args.join(' ')} exited ${r.code}${r.signal ? ` (${r.signal})` : ''}\nstdout: ${r.stdout.slice(0, 4000)}\nstderr: ${r.stderr.slice(0, 4000)}`);
+  return r.stdout;
+}
+
+/** Names in a cipher directory other than gocryptfs's own files. */
+export async function cipherEntries(dir: string): Promise<string[]> {
+  return (await fsp.readdir(dir)).filter((n) => n !== 'gocryptfs.diriv' && n !== 'gocryptfs.conf').sort();
+}
