@@ -1,0 +1,134 @@
+/**
+ * The mount options, as the mount shows them in /proc/mounts and as they
+ * behave: -fsname, -ko, -o (mount(8) syntax), -allow_other, -noexec, -suid,
+ * -passfile, -config, -masterkey, -idle, -sharedstorage, and the default
+ * background mount (messages to syslog) that must return with its output
+ * pipes closed.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
+import { Vault } from '../../src/index.js';
+import {
+  cleanupMountsUnder,
+  daemonPids,
+  guardMountsUnder,
+  initCipherdir,
+  isMounted,
+  mountEntries,
+  MOUNT_IMPL,
+  unguardMountsUnder,
+  unmountAndReap,
+  waitFor,
+  withMount,
+} from '../helpers/mount.js';
+import { BIN } from '../helpers/paths.js';
+import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
+
+const T = { timeout: 60_000 };
+const impl = MOUNT_IMPL;
+let tmp = '';
+let cdir = '';
+
+before(async () => {
+  tmp = makeTempDir('tscryptfs-mount-options-');
+  guardMountsUnder(tmp);
+  cdir = join(tmp, 'cipher');
+  await initCipherdir(impl, cdir);
+});
+after(async () => {
+  if (!tmp) return;
+  const problems = await cleanupMountsUnder(tmp);
+  removeTempDir(tmp);
+  unguardMountsUnder(tmp);
+  if (problems.length > 0) throw new Error(`cleanup found: ${problems.join('; ')}`);
+});
+
+const options = (mnt: string): string[] => mountEntries(mnt)[0]!.options.split(',');
+
+test('-fsname, -ko, -noexec, -suid and -allow_other reach the kernel', T, async () => {
+  await withMount(impl, cdir, join(tmp, 'm1'), { flags: ['-fsname', 'myvault', '-ko', 'noatime', '-noexec', '-suid', '-allow_other'] }, async (mnt) => {
+    const e = mountEntries(mnt)[0]!;
+    assert.equal(e.source, 'myvault');
+    const o = options(mnt);
+    for (const want of ['noatime', 'noexec', 'allow_other']) assert.ok(o.includes(want), `${want} in ${o.join(',')}`);
+    assert.ok(!o.includes('nosuid'), `suid: ${o.join(',')}`);
+    await fsp.writeFile(join(mnt, 'f'), 'x');
+    assert.equal(await fsp.readFile(join(mnt, 'f'), 'utf8'), 'x');
+  });
+});
+
+test('-o in mount(8) syntax: passfile=..., ro, generic kernel options', T, async () => {
+  const pw = join(tmp, 'pw');
+  await fsp.writeFile(pw, 'test\n');
+  await withMount(impl, cdir, join(tmp, 'm2'), { password: false, flags: ['-o', `passfile=${pw},ro,noatime`] }, async (mnt) => {
+    const o = options(mnt);
+    assert.ok(o.includes('ro') && o.includes('noatime'), o.join(','));
+    await assert.rejects(fsp.writeFile(join(mnt, 'g'), 'x'), { code: 'EROFS' });
+  });
+});
+
+test('-config and -masterkey mount the same filesystem', T, async () => {
+  const moved = join(tmp, 'elsewhere.conf');
+  await fsp.copyFile(join(cdir, 'gocryptfs.conf'), moved);
+  await withMount(impl, cdir, join(tmp, 'm3'), { flags: ['-config', moved] }, async (mnt) => {
+    await fsp.writeFile(join(mnt, 'via-config'), 'c');
+  });
+  const v = await Vault.open(cdir, { password: 'test' });
+  const key = Buffer.from(v.getMasterKey()).toString('hex');
+  await v.close();
+  await withMount(impl, cdir, join(tmp, 'm4'), { password: false, flags: [`-masterkey=${key}`] }, async (mnt) => {
+    assert.equal(await fsp.readFile(join(mnt, 'via-config'), 'utf8'), 'c');
+  });
+});
+
+test('-sharedstorage mounts and works', T, async () => {
+  await withMount(impl, cdir, join(tmp, 'm5'), { flags: ['-sharedstorage'] }, async (mnt) => {
+    await fsp.writeFile(join(mnt, 'shared'), 'data');
+    assert.equal((await fsp.stat(join(mnt, 'shared'))).size, 4);
+  });
+});
+
+test('-idle unmounts after the quiet period, not while a file is open', T, async () => {
+  const mnt = join(tmp, 'm6');
+  await withMount(impl, cdir, mnt, { flags: ['-idle', '1s'] }, async () => {
+    const fh = await fsp.open(join(mnt, 'held'), 'w');
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.ok(isMounted(mnt), 'an open file keeps the mount');
+    await fh.close();
+    assert.ok(await waitFor(() => !isMounted(mnt), 10_000), 'idle unmount');
+    assert.ok(await waitFor(() => daemonPids(mnt).length === 0, 5_000), 'the daemon exits');
+  }).catch(async (err) => {
+    if (isMounted(mnt)) await unmountAndReap(mnt);
+    throw err;
+  });
+});
+
+test('the default background mount returns with its output closed, and logs go to syslog', T, async () => {
+  const mnt = join(tmp, 'm7');
+  await fsp.mkdir(mnt);
+  const args = impl === 'tscryptfs' ? [BIN] : [];
+  const cmd = impl === 'tscryptfs' ? process.execPath : '/usr/bin/gocryptfs';
+  // Pipes, not files: the command must not hold them open after it returns.
+  const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+    const child = spawn(cmd, [...args, '-extpass', 'echo test', cdir, mnt], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+  try {
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /Filesystem mounted and ready/);
+    assert.ok(isMounted(mnt));
+    await fsp.writeFile(join(mnt, 'bg'), 'background');
+  } finally {
+    await unmountAndReap(mnt);
+  }
+});
