@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import * as xattr from 'fs-xattr';
+import * as xattr from './xattr-io.js';
 import {
   CONF_NAME,
   confFormat,
@@ -708,7 +708,7 @@ async function runMknod(path: string, mode: number, dev: number): Promise<void> 
   }
 }
 
-/** fs-xattr's errors carry the code but no syscall; give them one. */
+/** Make sure an xattr error names its syscall, so plainError rewrites its path. */
 function xattrError(err: unknown, syscall: string): unknown {
   if (hasCode(err) && (err as CodedError).syscall === undefined) (err as CodedError).syscall = syscall;
   return err;

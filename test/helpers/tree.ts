@@ -7,7 +7,7 @@
 import { createCipheriv, createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import * as xattr from 'fs-xattr';
+import * as xattr from '../../src/vault/xattr-io.js';
 import type { Vault } from '../../src/index.js';
 
 // ------------------------------------------------------------------ sides
@@ -54,7 +54,7 @@ function typeOf(st: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(
   return st.isFile() ? 'file' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'symlink' : 'other';
 }
 
-/** The real filesystem below `root` (a gocryptfs mount point) through node:fs and fs-xattr. */
+/** The real filesystem below `root` (a gocryptfs mount point) through node:fs and src/vault/xattr-io.ts. */
 export function fsSide(root: string, label = `fs:${root}`): Side {
   const abs = (p: string): string => (p === '' ? root : join(root, p));
   return {

@@ -1,0 +1,79 @@
+/**
+ * src/vault/xattr-io.ts over @napi-rs/xattr behaves like fs-xattr did:
+ * Buffer values, symlinks followed, Node-style errors with the right code.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
+import { getAttribute, listAttributes, removeAttribute, setAttribute } from '../../src/vault/xattr-io.js';
+import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
+
+let tmp: string;
+let file: string;
+before(async () => {
+  tmp = makeTempDir();
+  file = join(tmp, 'f');
+  await fsp.writeFile(file, 'x');
+  await fsp.mkdir(join(tmp, 'd'));
+  await fsp.symlink('f', join(tmp, 'link'));
+  await fsp.symlink('nowhere', join(tmp, 'dangling'));
+});
+after(() => removeTempDir(tmp));
+
+const err = (code: string, syscall: string) => (e: unknown) => {
+  const x = e as { code?: string; syscall?: string; errno?: number; message?: string };
+  assert.equal(x.code, code, x.message);
+  assert.equal(x.syscall, syscall);
+  assert.equal(typeof x.errno, 'number');
+  return true;
+};
+
+test('set, get, list, remove with binary, empty and string values', async () => {
+  const bin = Buffer.from([0, 1, 2, 0xff, 0x80]);
+  await setAttribute(file, 'user.bin', bin);
+  await setAttribute(file, 'user.empty', new Uint8Array(0));
+  await setAttribute(file, 'user.str', 'hello');
+  await setAttribute(file, 'user.view', new Uint8Array([9, 8, 7, 6]).subarray(1, 3));
+  const got = await getAttribute(file, 'user.bin');
+  assert.ok(Buffer.isBuffer(got));
+  assert.deepEqual(got, bin);
+  assert.deepEqual(await getAttribute(file, 'user.empty'), Buffer.alloc(0));
+  assert.equal((await getAttribute(file, 'user.str')).toString(), 'hello');
+  assert.deepEqual(await getAttribute(file, 'user.view'), Buffer.from([8, 7]));
+  assert.deepEqual((await listAttributes(file)).sort(), ['user.bin', 'user.empty', 'user.str', 'user.view']);
+  await setAttribute(file, 'user.bin', Buffer.from('replaced'));
+  assert.equal((await getAttribute(file, 'user.bin')).toString(), 'replaced');
+  for (const n of ['user.bin', 'user.empty', 'user.str', 'user.view']) await removeAttribute(file, n);
+  assert.deepEqual(await listAttributes(file), []);
+});
+
+test('directories work, and symlinks are followed (like getxattr(2), as fs-xattr did)', async () => {
+  await setAttribute(join(tmp, 'd'), 'user.dir', 'on a dir');
+  assert.deepEqual(await listAttributes(join(tmp, 'd')), ['user.dir']);
+  await setAttribute(join(tmp, 'link'), 'user.via', 'through the link');
+  assert.equal((await getAttribute(file, 'user.via')).toString(), 'through the link');
+  assert.deepEqual(await listAttributes(join(tmp, 'link')), ['user.via']);
+  await removeAttribute(join(tmp, 'link'), 'user.via');
+  assert.deepEqual(await listAttributes(file), []);
+});
+
+test('Node-style errors: ENODATA, ENOENT, ENOTDIR, ENOTSUP, E2BIG, EINVAL', async () => {
+  await assert.rejects(getAttribute(file, 'user.none'), err('ENODATA', 'getxattr'));
+  await assert.rejects(removeAttribute(file, 'user.none'), err('ENODATA', 'removexattr'));
+  const missing = join(tmp, 'missing');
+  await assert.rejects(getAttribute(missing, 'user.a'), err('ENOENT', 'getxattr'));
+  await assert.rejects(setAttribute(missing, 'user.a', 'v'), err('ENOENT', 'setxattr'));
+  await assert.rejects(listAttributes(missing), err('ENOENT', 'listxattr'));
+  await assert.rejects(removeAttribute(missing, 'user.a'), err('ENOENT', 'removexattr'));
+  await assert.rejects(getAttribute(join(tmp, 'dangling'), 'user.a'), err('ENOENT', 'getxattr'));
+  await assert.rejects(getAttribute(join(file, 'sub'), 'user.a'), err('ENOTDIR', 'getxattr'));
+  await assert.rejects(setAttribute(file, 'bogus.a', 'v'), err('ENOTSUP', 'setxattr'));
+  await assert.rejects(setAttribute(file, 'user.big', Buffer.alloc(70_000)), (e: unknown) =>
+    ['E2BIG', 'ENOSPC', 'ERANGE'].includes((e as { code: string }).code),
+  );
+  await assert.rejects(setAttribute(file, 'user.a\0b', 'v'), err('EINVAL', 'setxattr'));
+  const e = await getAttribute(missing, 'user.a').catch((x: Error & { path?: string }) => x);
+  assert.equal((e as { path?: string }).path, missing);
+  assert.match((e as Error).message, /^ENOENT.*getxattr/);
+});
