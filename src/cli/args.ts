@@ -59,7 +59,7 @@ export const FLAGS: readonly FlagSpec[] = [
   // -init format options
   { name: 'aessiv', kind: 'bool', status: 'ok', help: 'Content cipher AES-SIV-512 (with -init; with -masterkey for mounting)' },
   { name: 'xchacha', kind: 'bool', status: 'ok', help: 'Content cipher XChaCha20-Poly1305 (with -init; with -masterkey for mounting)' },
-  { name: 'aegis', kind: 'bool', status: 'unimplemented', help: 'Content cipher AEGIS-256X2 (unmerged gocryptfs branch; not implemented yet)' },
+  { name: 'aegis', kind: 'bool', status: 'ok', help: 'Content cipher AEGIS-256X2, as gocryptfs\'s unmerged aegis branch (with -init)' },
   { name: 'plaintextnames', kind: 'bool', status: 'ok', help: 'Do not encrypt file names and symlink targets (with -init)' },
   { name: 'deterministic-names', kind: 'bool', status: 'ok', help: 'No per-directory gocryptfs.diriv, identical names encrypt identically (with -init)' },
   { name: 'longnamemax', kind: 'uint8', metavar: 'N', default: 255, status: 'ok', help: 'Hash encrypted names longer than N bytes, 62..255 (with -init)' },

@@ -44,6 +44,8 @@ export const EXIT = {
   ExcludeError: 29,
   /** FIDO2 token error (tscryptfs has no FIDO2 support). */
   FIDO2Error: 31,
+  /** AEGIS requested (-init -aegis, an AEGIS256X2 filesystem) but no AEGIS implementation may run (aegis branch). */
+  Aegis: 32,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

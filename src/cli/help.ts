@@ -17,6 +17,7 @@ const SHORT_OPTIONS = `
 Common options (use -hh to show all):
   -aessiv            Use AES-SIV encryption (with -init)
   -xchacha           Use XChaCha20-Poly1305 encryption (with -init)
+  -aegis             Use AEGIS-256X2 encryption (with -init)
   -plaintextnames    Do not encrypt file names (with -init)
   -deterministic-names
                      Do not create gocryptfs.diriv files (with -init)

@@ -4,6 +4,7 @@
  *
  *   CIPHERDIR missing / not a dir / not empty     6
  *   bad flag combination                          1
+ *   -aegis, but AEGIS cannot run here             32
  *   password unreadable, empty, mismatch          9
  *   config cannot be written, bad -scryptn        24
  *   anything else after the password (diriv)      7
@@ -19,6 +20,7 @@ import type { CipherName } from '../crypto/index.js';
 import { DIRIV_NAME } from '../names/index.js';
 import { hasCode } from '../util/errors.js';
 import { Vault } from '../vault/index.js';
+import { requireAegisIfUsed } from './aegis-check.js';
 import { bool, num, type ParsedArgs } from './args.js';
 import type { CliContext } from './context.js';
 import { cpuHasAes } from './cpu.js';
@@ -92,16 +94,21 @@ function friendlyPath(cipherdir: string): string {
 
 function checkInitFlags(ctx: CliContext): { cipher: CipherName; logN: number } {
   const a = ctx.args;
-  if (bool(a, 'aessiv') && bool(a, 'xchacha')) {
-    throw new CliError(EXIT.Usage, 'The options -aessiv and -xchacha cannot be used at the same time');
+  const chosen = ['aessiv', 'xchacha', 'aegis'].filter((c) => bool(a, c));
+  if (chosen.length > 1) {
+    throw new CliError(EXIT.Usage, `The options ${chosen.map((c) => `-${c}`).join(' and ')} cannot be used at the same time`);
   }
   if (bool(a, 'xchacha') && !bool(a, 'hkdf')) {
     throw new CliError(EXIT.Usage, 'The option -xchacha needs -hkdf (XChaCha20-Poly1305 requires HKDF)');
   }
+  if (bool(a, 'aegis') && !bool(a, 'hkdf')) {
+    throw new CliError(EXIT.Usage, 'The option -aegis needs -hkdf (AEGIS-256X2 requires HKDF)');
+  }
   if (hasMasterKeyArg(a)) {
     throw new CliError(EXIT.Usage, 'The options -masterkey and -zerokey cannot be used with -init (a new random master key is created)');
   }
-  const cipher: CipherName = bool(a, 'xchacha') ? 'xchacha' : bool(a, 'aessiv') ? 'aes-siv' : 'aes-gcm';
+  const cipher: CipherName = bool(a, 'xchacha') ? 'xchacha' : bool(a, 'aegis') ? 'aegis' : bool(a, 'aessiv') ? 'aes-siv' : 'aes-gcm';
+  requireAegisIfUsed(cipher);
   return { cipher, logN: scryptLogN(a, EXIT.WriteConf) };
 }
 

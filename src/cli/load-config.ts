@@ -1,11 +1,14 @@
 /**
  * The "load the config, then get the master key" step shared by -passwd
  * and mounting (gocryptfs main.go loadConfig): the config must load and
- * validate first (11 / 27), then -masterkey or the password (14 / 9), then
- * the unwrap (12).
+ * validate first (11 / 27), then an AEGIS filesystem needs a runnable AEGIS
+ * (32; not for -passwd, which never touches file content), then
+ * -masterkey or the password (14 / 9), then the unwrap (12).
  */
-import { readConfFile, unlockConf, type ConfFile } from '../config/index.js';
+import { confFormat, readConfFile, unlockConf, type ConfFile } from '../config/index.js';
 import { hasCode } from '../util/errors.js';
+import { requireAegisIfUsed } from './aegis-check.js';
+import { bool } from './args.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { masterKeyFromArgs } from './masterkey.js';
@@ -33,6 +36,7 @@ export interface LoadedConfig {
 /** Config + master key. The caller must wipe `masterKey` when done. */
 export async function loadConfig(ctx: CliContext): Promise<LoadedConfig> {
   const conf = await loadConfFile(ctx.configPath);
+  if (!bool(ctx.args, 'passwd')) requireAegisIfUsed(confFormat(conf).cipher);
   const fromArgs = await masterKeyFromArgs(ctx.args, ctx.out);
   if (fromArgs) return { conf, masterKey: fromArgs, keyFromArgs: true };
   if (conf.FeatureFlags.includes('FIDO2')) {

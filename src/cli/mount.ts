@@ -16,6 +16,7 @@ import { bool, num, str } from './args.js';
 import type { MountOptions } from '../fuse/index.js';
 import type { Logger } from '../util/logger.js';
 import { runInBackground } from './daemon.js';
+import { requireAegisIfUsed } from './aegis-check.js';
 import { startServing, type ServePlan } from './serve.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -56,12 +57,15 @@ async function checkMountpoint(ctx: CliContext, mountpoint: string): Promise<voi
 /** Format settings from -aessiv / -xchacha / ... when the config is bypassed. */
 function formatFromFlags(ctx: CliContext): FormatOptions {
   const a = ctx.args;
-  if (bool(a, 'aessiv') && bool(a, 'xchacha')) {
-    throw new CliError(EXIT.Usage, 'The options -aessiv and -xchacha cannot be used at the same time');
+  const ciphers = (['aessiv', 'xchacha', 'aegis'] as const).filter((c) => bool(a, c));
+  if (ciphers.length > 1) {
+    throw new CliError(EXIT.Usage, `The options ${ciphers.map((c) => `-${c}`).join(' and ')} cannot be used at the same time`);
   }
+  const cipher = bool(a, 'xchacha') ? 'xchacha' : bool(a, 'aessiv') ? 'aes-siv' : bool(a, 'aegis') ? 'aegis' : 'aes-gcm';
+  requireAegisIfUsed(cipher);
   try {
     return formatFromInitOptions({
-      cipher: bool(a, 'xchacha') ? 'xchacha' : bool(a, 'aessiv') ? 'aes-siv' : 'aes-gcm',
+      cipher,
       plaintextNames: bool(a, 'plaintextnames'),
       deterministicNames: bool(a, 'deterministic-names'),
       longNameMax: num(a, 'longnamemax') || 255,

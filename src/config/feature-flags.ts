@@ -11,6 +11,8 @@ export const FLAG = {
   GCMIV128: 'GCMIV128',
   XChaCha20Poly1305: 'XChaCha20Poly1305',
   AESSIV: 'AESSIV',
+  /** AEGIS-256X2 content encryption: gocryptfs's unmerged `aegis` branch (FORMAT.md §4.7). */
+  AEGIS256X2: 'AEGIS256X2',
   PlaintextNames: 'PlaintextNames',
   DirIV: 'DirIV',
   LongNameMax: 'LongNameMax',
@@ -22,11 +24,16 @@ export const FLAG = {
 
 export type FeatureFlag = (typeof FLAG)[keyof typeof FLAG];
 
-/** Every flag gocryptfs 2.3 knows, in the order `-init` writes them. */
+/**
+ * Every flag gocryptfs 2.3 knows plus the aegis branch's AEGIS256X2, in the
+ * order `-init` writes them (AEGIS256X2 takes GCMIV128's place, like
+ * XChaCha20Poly1305; AESSIV comes last).
+ */
 export const KNOWN_FLAGS: readonly FeatureFlag[] = [
   FLAG.HKDF,
   FLAG.GCMIV128,
   FLAG.XChaCha20Poly1305,
+  FLAG.AEGIS256X2,
   FLAG.AESSIV,
   FLAG.PlaintextNames,
   FLAG.DirIV,
@@ -51,7 +58,10 @@ export function isKnownFlag(flag: string): flag is FeatureFlag {
 }
 
 /**
- * Applies gocryptfs's load-time checks (§2.2 "Validation", items 3–6).
+ * Applies gocryptfs's load-time checks (§2.2 "Validation", items 3–6), with
+ * the aegis branch's rules for AEGIS256X2 (no GCMIV128, no
+ * XChaCha20Poly1305; like the branch, HKDF is not checked here — deriving
+ * the AEGIS key refuses a filesystem without it).
  * Throws ECONFIGINVALID with a one-line reason.
  */
 export function validateFlags(flags: readonly string[], longNameMax: number): void {
@@ -70,7 +80,12 @@ export function validateFlags(flags: readonly string[], longNameMax: number): vo
   if (has(FLAG.XChaCha20Poly1305)) {
     if (!has(FLAG.HKDF)) throw configError('ECONFIGINVALID', 'XChaCha20Poly1305 requires HKDF');
     if (has(FLAG.GCMIV128)) throw configError('ECONFIGINVALID', 'XChaCha20Poly1305 conflicts with GCMIV128');
-  } else if (!has(FLAG.GCMIV128)) {
+  }
+  if (has(FLAG.AEGIS256X2)) {
+    if (has(FLAG.GCMIV128)) throw configError('ECONFIGINVALID', 'AEGIS conflicts with GCMIV128 feature flag');
+    if (has(FLAG.XChaCha20Poly1305)) throw configError('ECONFIGINVALID', 'AEGIS conflicts with XChaCha20Poly1305 feature flag');
+  }
+  if (!has(FLAG.XChaCha20Poly1305) && !has(FLAG.AEGIS256X2) && !has(FLAG.GCMIV128)) {
     throw configError(
       'ECONFIGINVALID',
       'GCMIV128 is missing: this filesystem uses 96-bit nonces (gocryptfs v0.6 or older) and is no longer supported',

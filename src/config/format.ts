@@ -25,12 +25,20 @@ export interface FormatOptions {
 
 export const DEFAULT_LONGNAMEMAX = 255;
 
+/** The content cipher a config's flags select; first match wins (FORMAT.md §2.2). */
+function cipherFromFlags(has: (f: FeatureFlag) => boolean): CipherName {
+  if (has(FLAG.XChaCha20Poly1305)) return 'xchacha';
+  if (has(FLAG.AEGIS256X2)) return 'aegis';
+  if (has(FLAG.AESSIV)) return 'aes-siv';
+  return 'aes-gcm';
+}
+
 /** The settings of a config's feature flags. */
 export function formatFromFlags(flags: readonly string[], longNameMax: number): FormatOptions {
   const has = (f: FeatureFlag): boolean => flags.includes(f);
   const plaintextNames = has(FLAG.PlaintextNames);
   return {
-    cipher: has(FLAG.XChaCha20Poly1305) ? 'xchacha' : has(FLAG.AESSIV) ? 'aes-siv' : 'aes-gcm',
+    cipher: cipherFromFlags(has),
     hkdf: has(FLAG.HKDF),
     plaintextNames,
     dirIV: !plaintextNames && has(FLAG.DirIV),
@@ -40,11 +48,16 @@ export function formatFromFlags(flags: readonly string[], longNameMax: number): 
   };
 }
 
-/** What `-init` writes for the given settings, in gocryptfs's order (§2.2 table). */
+/**
+ * What `-init` writes for the given settings, in gocryptfs's order (§2.2
+ * table; the aegis branch's configfile.Create sets AEGIS256X2 where
+ * XChaCha20Poly1305 or else GCMIV128 would go).
+ */
 export function flagsFromFormat(f: FormatOptions): FeatureFlag[] {
   const flags: FeatureFlag[] = [];
   if (f.hkdf) flags.push(FLAG.HKDF);
   if (f.cipher === 'xchacha') flags.push(FLAG.XChaCha20Poly1305);
+  else if (f.cipher === 'aegis') flags.push(FLAG.AEGIS256X2);
   else flags.push(FLAG.GCMIV128);
   if (f.plaintextNames) {
     flags.push(FLAG.PlaintextNames);
@@ -58,7 +71,10 @@ export function flagsFromFormat(f: FormatOptions): FeatureFlag[] {
   return flags;
 }
 
-/** The name gocryptfs -info prints for the content cipher. */
+/**
+ * The name gocryptfs -info prints for the content cipher (cryptocore's
+ * AEADTypeEnum.Algo; the aegis branch's is "Aegis256X2").
+ */
 export function contentEncryptionName(cipher: CipherName): string {
   switch (cipher) {
     case 'aes-gcm':
@@ -67,5 +83,7 @@ export function contentEncryptionName(cipher: CipherName): string {
       return 'AES-SIV-512';
     case 'xchacha':
       return 'XChaCha20-Poly1305';
+    case 'aegis':
+      return 'Aegis256X2';
   }
 }

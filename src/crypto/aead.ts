@@ -6,18 +6,30 @@
  * and stored in front of the sealed bytes; `seal` returns only what follows
  * the nonce on disk. For AES-GCM and XChaCha20-Poly1305 that is
  * `ciphertext || tag`; for AES-SIV it is `tag(SIV) || ciphertext` (FORMAT.md §4.4).
+ * AEGIS-256X2 ('aegis', gocryptfs's unmerged aegis branch, §4.7) is stored
+ * like GCM: `nonce(32) || ciphertext || tag(16)`.
  */
-export type CipherName = 'aes-gcm' | 'aes-siv' | 'xchacha';
+export type CipherName = 'aes-gcm' | 'aes-siv' | 'xchacha' | 'aegis';
 
-/** Which implementation does the arithmetic. Both must give identical bytes. */
+/**
+ * Which implementation the caller asks for (-openssl): 'node' (node:crypto,
+ * and for AEGIS the native addon when it is there) or 'noble' (pure
+ * TypeScript). All implementations give identical bytes.
+ */
 export type BackendName = 'node' | 'noble';
+
+/**
+ * The implementation an Aead actually runs: a BackendName, or for AEGIS
+ * 'native' (the C addon) or 'ts' (pure TypeScript).
+ */
+export type ImplementationName = BackendName | 'native' | 'ts';
 
 export interface Aead {
   /** The cipher this object implements. */
   readonly cipher: CipherName;
-  /** The backend that implements it. */
-  readonly backend: BackendName;
-  /** Nonce length in bytes (16 for GCM with GCMIV128 and SIV, 24 for XChaCha). */
+  /** The implementation that does the work. */
+  readonly backend: ImplementationName;
+  /** Nonce length in bytes (16 for GCM with GCMIV128 and SIV, 24 for XChaCha, 32 for AEGIS). */
   readonly nonceSize: number;
   /** Bytes `seal` adds to the plaintext (the 16-byte tag). */
   readonly tagSize: number;
@@ -29,6 +41,21 @@ export interface Aead {
    * plaintext.
    */
   open(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array;
+  /**
+   * Optional batch form of `seal` for consecutive file blocks (AEGIS has
+   * it): `plaintext` cut into `blockSize` blocks (the last may be shorter),
+   * block k sealed with nonces[k·nonceSize...] and aads[k·aadLen...]
+   * (aadLen = aads.length / blocks); returns the blocks as stored on disk,
+   * back to back: nonce || sealed. Same bytes as calling `seal` per block.
+   * With `out` (exactly the result's size) the result is written there.
+   */
+  sealBlocks?(nonces: Uint8Array, plaintext: Uint8Array, aads: Uint8Array, blockSize?: number, out?: Uint8Array): Uint8Array;
+  /**
+   * Optional batch form of `open` for what `sealBlocks` produced. Throws
+   * EAUTH with `blockIndex` set to the first bad block; never returns
+   * partial plaintext.
+   */
+  openBlocks?(sealed: Uint8Array, aads: Uint8Array, blockSize?: number): Uint8Array;
 }
 
 /** Error raised when a tag does not verify. */

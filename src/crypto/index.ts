@@ -1,10 +1,27 @@
 /**
- * The crypto layer of tscryptfs: key derivation, the three gocryptfs content
- * AEADs (each with a node:crypto and a @noble/ciphers backend), EME for
- * names, and the RFC building blocks they are made of.
+ * The crypto layer of tscryptfs: key derivation, the gocryptfs content
+ * AEADs (AES-GCM, AES-SIV, XChaCha20-Poly1305 each with a node:crypto and a
+ * @noble/ciphers backend; AEGIS-256X2 with a native addon and a TypeScript
+ * implementation), EME for names, and the RFC building blocks they are made of.
  */
-export { authError, type Aead, type BackendName, type CipherName } from './aead.js';
-export { createAead, aeadKeySize, type CreateAeadOptions } from './create-aead.js';
+export { authError, type Aead, type BackendName, type CipherName, type ImplementationName } from './aead.js';
+export { createAead, aeadKeySize, AEGIS_KEY_SIZE, AEGIS_NONCE_SIZE, type CreateAeadOptions } from './create-aead.js';
+export {
+  Aegis256X2Aead,
+  Aegis128X2Aead,
+  createAegisAead,
+  aegisAvailability,
+  aegisNativeAvailable,
+  aegisNativeStatus,
+  aegisMode,
+  AEGIS_ENV,
+  type AegisAead,
+  type AegisAvailability,
+  type AegisBackend,
+  type AegisMode,
+  type AegisNativeStatus,
+  type AegisVariant,
+} from './aegis/index.js';
 export { hkdfSha256, hkdfSha256Salted, HKDF_INFO } from './hkdf.js';
 export { Eme, EME_KEY_SIZE, EME_TWEAK_SIZE, EME_MAX_BLOCKS } from './eme.js';
 export { NodeAesGcm, NobleAesGcm, createAesGcm, AES_GCM_KEY_SIZE, AES_GCM_NONCE_SIZES } from './aes-gcm.js';

@@ -21,7 +21,7 @@ const NONCE_BATCH = 256;
  * Seals blocks for about `durationMs` with a fresh random nonce each time
  * (as the write path does) and returns the plaintext throughput in MB/s.
  */
-export function measureSealThroughput(aead: Aead, opts: SpeedOptions = {}): number {
+export function measureSealThroughput(aead: Pick<Aead, 'nonceSize' | 'seal'>, opts: SpeedOptions = {}): number {
   const blockSize = opts.blockSize ?? 4096;
   const durationMs = opts.durationMs ?? 500;
   if (!Number.isSafeInteger(blockSize) || blockSize < 0) throw invalidArgument(`bad block size ${blockSize}`);

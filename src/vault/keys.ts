@@ -1,7 +1,10 @@
 /**
  * From the master key to the objects that do the work (FORMAT.md §3):
  * the EME name cipher and the content AEAD, with HKDF subkeys or, for
- * pre-v1.3 filesystems, the legacy key use.
+ * pre-v1.3 filesystems, the legacy key use. With `backend` 'node' an AEGIS
+ * filesystem uses the native addon when available (else TypeScript); with
+ * 'noble' the TypeScript AEGIS. When no AEGIS implementation may run
+ * (TSCRYPTFS_AEGIS) deriving an AEGIS filesystem's ciphers fails with ENOTSUP.
  */
 import { createHash } from 'node:crypto';
 import { createAead, Eme, hkdfSha256, HKDF_INFO, type BackendName } from '../crypto/index.js';
@@ -26,6 +29,10 @@ function contentKey(masterKey: Uint8Array, f: FormatOptions): Uint8Array {
     case 'xchacha':
       if (!f.hkdf) throw fsError('EINVAL', undefined, undefined, 'XChaCha20-Poly1305 requires HKDF');
       return hkdfSha256(masterKey, HKDF_INFO.xchacha, 32);
+    case 'aegis':
+      // The aegis branch reuses the AES-GCM info string (FORMAT.md §3, §4.7).
+      if (!f.hkdf) throw fsError('EINVAL', undefined, undefined, 'AEGIS-256X2 requires HKDF');
+      return hkdfSha256(masterKey, HKDF_INFO.gcm, 32);
   }
 }
 

@@ -119,8 +119,9 @@ test('master key reminder: gocryptfs layout, 4 groups per line', () => {
   );
 });
 
-test('-speed row format: %-26s TAB %7.2f MB/s [TAB (selected in auto mode)]', () => {
-  assert.equal(speedRowHead('AES-GCM-256-OpenSSL') + speedRowTail(885.956, false), 'AES-GCM-256-OpenSSL       \t 885.96 MB/s\n');
-  assert.equal(speedRowHead('XChaCha20-Poly1305-OpenSSL') + speedRowTail(2266.67, true), 'XChaCha20-Poly1305-OpenSSL\t2266.67 MB/s\t(selected in auto mode)\n');
+test('-speed row format: %-26s TAB %8.2f MB/s [TAB (selected in auto mode)] (the aegis branch widened %7.2f)', () => {
+  assert.equal(speedRowHead('AES-GCM-256-OpenSSL') + speedRowTail(885.956, false), 'AES-GCM-256-OpenSSL       \t  885.96 MB/s\n');
+  assert.equal(speedRowHead('XChaCha20-Poly1305-OpenSSL') + speedRowTail(2266.67, true), 'XChaCha20-Poly1305-OpenSSL\t 2266.67 MB/s\t(selected in auto mode)\n');
+  assert.equal(speedRowHead('AEGIS-256X2-native') + speedRowTail(12345.678, true), 'AEGIS-256X2-native        \t12345.68 MB/s\t(selected in auto mode)\n');
   assert.equal(speedRowTail(null, false), '    N/A\n');
 });

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import { promises as fsp, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanup, gocryptfs, initVault, lines, ROOT, snapshot, tempDir, tscryptfs } from './helpers.js';
+import { Output } from '../../src/cli/output.js';
+import { runSpeed } from '../../src/cli/speed.js';
+import { aegisNativeAvailable } from '../../src/crypto/index.js';
 
 let tmp: string;
 let vault: string; // password "pw"
@@ -72,7 +75,6 @@ describe('usage errors → 1', () => {
     ['-fsck', ['-fsck', 'x'], /^tscryptfs: -fsck is not implemented yet$/],
     ['-reverse', ['-reverse', 'x', 'y'], /-reverse is not implemented yet/],
     ['-ctlsock', ['-ctlsock', '/tmp/s', 'x', 'y'], /-ctlsock is not implemented yet/],
-    ['-aegis', ['-aegis', 'x', 'y'], /-aegis is not implemented yet/],
     ['-fido2', ['-fido2', '/dev/x', 'x'], /-fido2 is not implemented yet/],
     ['bad -force_owner', ['-force_owner', 'abc', 'x', 'y'], /force_owner must be in form UID:GID/],
   ];
@@ -135,18 +137,49 @@ describe('mount (CIPHERDIR MOUNTPOINT): the checks before mounting fail with goc
   });
 });
 
-test('-speed: version, cpu line, six rows, auto-mode marker on the node backend', async () => {
+test('-speed: version, cpu line, ten rows (AEGIS per implementation), auto-mode markers', async () => {
   const r = await tscryptfs(['-speed'], { timeoutMs: 30_000 });
   assert.equal(r.code, 0, r.stderr);
   const l = lines(r.stdout);
   assert.equal(l[0], VERSION_LINE);
   assert.match(l[1]!, /^cpu: .+; (with|no) AES acceleration$/);
-  const names = ['AES-GCM-256-OpenSSL', 'AES-GCM-256-noble', 'AES-SIV-512-OpenSSL', 'AES-SIV-512-noble', 'XChaCha20-Poly1305-OpenSSL', 'XChaCha20-Poly1305-noble'];
+  const names = [
+    'AES-GCM-256-OpenSSL',
+    'AES-GCM-256-noble',
+    'AES-SIV-512-OpenSSL',
+    'AES-SIV-512-noble',
+    'XChaCha20-Poly1305-OpenSSL',
+    'XChaCha20-Poly1305-noble',
+    'AEGIS-256X2-native',
+    'AEGIS-256X2-ts',
+    'AEGIS-128X2-native',
+    'AEGIS-128X2-ts',
+  ];
   assert.equal(l.length, 2 + names.length);
+  // Auto mode: node:crypto for the 2.3 ciphers; for AEGIS-256X2 the native addon when it is there, else TypeScript.
+  const aegisAuto = aegisNativeAvailable() ? 'AEGIS-256X2-native' : 'AEGIS-256X2-ts';
   names.forEach((name, i) => {
     const row = l[2 + i]!;
-    const selected = name.endsWith('-OpenSSL');
-    const re = new RegExp(`^${name.padEnd(26)}\\t[ \\d]{3,}\\d\\.\\d\\d MB/s${selected ? '\\t\\(selected in auto mode\\)' : ''}$`);
-    assert.match(row, re);
+    const selected = name.endsWith('-OpenSSL') || name === aegisAuto;
+    const na = name.endsWith('-native') && !aegisNativeAvailable();
+    const value = na ? '    N/A' : '[ \\d]{4,}\\d\\.\\d\\d MB/s';
+    assert.match(row, new RegExp(`^${name.padEnd(26)}\\t${value}${selected ? '\\t\\(selected in auto mode\\)' : ''}$`));
   });
+});
+
+test('-speed with TSCRYPTFS_AEGIS=off: the AEGIS rows are N/A and unmarked (in-process, short rows)', () => {
+  let text = '';
+  const out = new Output({ stdout: { write: (s: string) => (text += s) }, stderr: { write: () => true } });
+  const saved = process.env.TSCRYPTFS_AEGIS;
+  process.env.TSCRYPTFS_AEGIS = 'off';
+  try {
+    runSpeed(out, 2);
+  } finally {
+    if (saved === undefined) delete process.env.TSCRYPTFS_AEGIS;
+    else process.env.TSCRYPTFS_AEGIS = saved;
+  }
+  const rows = lines(text).filter((x) => x.startsWith('AEGIS-'));
+  assert.equal(rows.length, 4);
+  for (const row of rows) assert.match(row, /^AEGIS-\S+\s*\t    N\/A$/);
+  assert.equal(lines(text).filter((x) => x.endsWith('(selected in auto mode)')).length, 3, text);
 });

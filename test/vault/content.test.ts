@@ -27,8 +27,8 @@ function prng(seed: number): (n: number) => Buffer {
   };
 }
 
-const CIPHERS: CipherName[] = ['aes-gcm', 'aes-siv', 'xchacha'];
-const OVERHEAD: Record<CipherName, [number, number]> = { 'aes-gcm': [16, 16], 'aes-siv': [16, 16], xchacha: [24, 16] };
+const CIPHERS: CipherName[] = ['aes-gcm', 'aes-siv', 'xchacha', 'aegis'];
+const OVERHEAD: Record<CipherName, [number, number]> = { 'aes-gcm': [16, 16], 'aes-siv': [16, 16], xchacha: [24, 16], aegis: [32, 16] };
 const EDGES = [0, 1, 4095, 4096, 4097, 8191, 8192, 8193, 12287, 12300, 20000];
 
 for (const cipher of CIPHERS) {

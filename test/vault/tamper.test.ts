@@ -7,7 +7,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import * as xattr from 'fs-xattr';
+import * as xattr from '../../src/vault/xattr-io.js';
 import { Vault, type CipherName, type Logger } from '../../src/index.js';
 import { layout } from '../../src/content/index.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
@@ -19,7 +19,7 @@ class Recorder implements Logger {
   }
 }
 
-const NONCE: Record<CipherName, number> = { 'aes-gcm': 16, 'aes-siv': 16, xchacha: 24 };
+const NONCE: Record<CipherName, number> = { 'aes-gcm': 16, 'aes-siv': 16, xchacha: 24, aegis: 32 };
 
 async function snapshot(dir: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
@@ -35,7 +35,7 @@ async function snapshot(dir: string): Promise<Map<string, string>> {
   return out;
 }
 
-for (const cipher of ['aes-gcm', 'aes-siv', 'xchacha'] as CipherName[]) {
+for (const cipher of ['aes-gcm', 'aes-siv', 'xchacha', 'aegis'] as CipherName[]) {
   describe(`tampering (${cipher})`, () => {
     let tmp: string;
     let v: Vault;

@@ -1,0 +1,15 @@
+{
+  "targets": [
+    {
+      "target_name": "tscryptfs_aegis",
+      "sources": ["src/aegis.c"],
+      "cflags": ["-O3", "-std=c99", "-Wall", "-Wextra", "-fno-strict-aliasing"],
+      "cflags!": ["-O2", "-O0"],
+      "xcode_settings": {
+        "GCC_OPTIMIZATION_LEVEL": "3",
+        "OTHER_CFLAGS": ["-std=c99", "-Wall", "-Wextra"]
+      },
+      "defines": ["NAPI_VERSION=8"]
+    }
+  ]
+}

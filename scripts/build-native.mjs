@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+/**
+ * Builds the optional native AEGIS addon (native/ → native/build/Release/
+ * tscryptfs_aegis.node) with node-gyp. Meant as the package's `install`
+ * script; it NEVER fails the install: without a compiler, Python, make or
+ * Node headers it prints one line and exits 0, and tscryptfs uses its
+ * TypeScript AEGIS instead.
+ *
+ * node-gyp: npm puts its own bundled copy in `npm_config_node_gyp` for every
+ * lifecycle script, so no dependency is needed under `npm install`/`npm ci`.
+ * Run by hand (`node scripts/build-native.mjs`) it also looks for a local
+ * node-gyp, npm's bundled one next to this node, and `node-gyp` on PATH.
+ *
+ * Headers: when this node's own installation has include/node/node_api.h
+ * (distribution packages and the official tarballs do), it is passed as
+ * --nodedir, so nothing is downloaded. An explicit npm `nodedir` setting wins.
+ *
+ * Environment: TSCRYPTFS_SKIP_NATIVE=1 skips the build.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const nativeDir = join(root, 'native');
+const addon = join(nativeDir, 'build', 'Release', 'tscryptfs_aegis.node');
+const PREFIX = 'tscryptfs:';
+
+function done(message) {
+  console.log(`${PREFIX} ${message}`);
+  process.exit(0);
+}
+
+function findNodeGyp() {
+  const env = process.env.npm_config_node_gyp;
+  if (env && existsSync(env)) return [process.execPath, env];
+  try {
+    return [process.execPath, createRequire(join(root, 'package.json')).resolve('node-gyp/bin/node-gyp.js')];
+  } catch {
+    /* not installed locally */
+  }
+  const bundled = join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
+  if (existsSync(bundled)) return [process.execPath, bundled];
+  const onPath = spawnSync('node-gyp', ['--version'], { stdio: 'ignore' });
+  if (onPath.status === 0) return ['node-gyp'];
+  return null;
+}
+
+try {
+  if (process.env.TSCRYPTFS_SKIP_NATIVE === '1') done('TSCRYPTFS_SKIP_NATIVE=1, native AEGIS not built, using TypeScript');
+  if (!existsSync(join(nativeDir, 'binding.gyp'))) done('native/binding.gyp missing, native AEGIS not built, using TypeScript');
+  const gyp = findNodeGyp();
+  if (gyp === null) done('node-gyp not found, native AEGIS not built, using TypeScript');
+
+  const args = [...gyp.slice(1), 'rebuild', '--directory', nativeDir];
+  const prefix = resolve(dirname(process.execPath), '..');
+  if (!process.env.npm_config_nodedir && existsSync(join(prefix, 'include', 'node', 'node_api.h'))) {
+    args.push(`--nodedir=${prefix}`);
+  }
+  const res = spawnSync(gyp[0], args, {
+    cwd: nativeDir,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 5 * 60 * 1000,
+  });
+  if (res.status !== 0 || !existsSync(addon)) {
+    const why = res.error ? res.error.message : `node-gyp exited with ${res.status ?? res.signal}`;
+    const tail = `${res.stdout ?? ''}${res.stderr ?? ''}`
+      .split('\n')
+      .filter((l) => /error|not found|No such file|missing/i.test(l))
+      .slice(-5)
+      .map((l) => `${PREFIX}   ${l}`)
+      .join('\n');
+    if (tail) console.log(tail);
+    done(`native AEGIS not built (${why}), using TypeScript`);
+  }
+  // Load it once in a child process so a broken build is reported here, not at first use.
+  const check = spawnSync(
+    process.execPath,
+    ['-e', `const b = require(${JSON.stringify(addon)}); console.log(b.available() ? b.implementation() : 'unavailable: CPU lacks AES-NI');`],
+    { encoding: 'utf8' },
+  );
+  if (check.status !== 0) done(`native AEGIS built but does not load, using TypeScript: ${(check.stderr || '').split('\n')[0]}`);
+  done(`native AEGIS built (${check.stdout.trim()})`);
+} catch (err) {
+  done(`native AEGIS not built (${err instanceof Error ? err.message : String(err)}), using TypeScript`);
+}
