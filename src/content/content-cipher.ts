@@ -85,21 +85,33 @@ export class ContentCipher {
     return aads;
   }
 
-  /** Seals consecutive plaintext blocks starting at block `first` into one buffer. */
+  /**
+   * Seals consecutive plaintext blocks starting at block `first` into one
+   * buffer: one CSPRNG draw for every nonce, one output allocation, and one
+   * AEAD call for the whole run when the AEAD has a batch call (AEGIS).
+   */
   sealBlocks(first: number, fileId: Uint8Array, plain: Uint8Array): Buffer {
     const count = Math.ceil(plain.length / BLOCK_SIZE);
+    const nonces = randomFillSync(Buffer.allocUnsafe(count * this.nonceSize));
+    const aads = this.blockAads(first, count, fileId);
+    // Every byte of `out` is written (nonce, ciphertext, tag), so it need not be zeroed first.
+    const out = Buffer.allocUnsafe(plain.length + count * this.layout.overhead);
     if (this.aead.sealBlocks !== undefined && count > 0) {
-      const nonces = randomFillSync(Buffer.allocUnsafe(count * this.nonceSize));
-      // Every byte of `out` is written (nonce, ciphertext, tag), so it need not be zeroed first.
-      const out = Buffer.allocUnsafe(plain.length + count * this.layout.overhead);
-      this.aead.sealBlocks(nonces, plain, this.blockAads(first, count, fileId), BLOCK_SIZE, out);
+      this.aead.sealBlocks(nonces, plain, aads, BLOCK_SIZE, out);
       return out;
     }
-    const parts: Buffer[] = [];
-    for (let off = 0, n = first; off < plain.length; off += BLOCK_SIZE, n++) {
-      parts.push(this.sealBlock(n, fileId, plain.subarray(off, Math.min(off + BLOCK_SIZE, plain.length))));
+    const aadLen = 8 + fileId.length;
+    let pos = 0;
+    for (let k = 0; k < count; k++) {
+      const nonce = nonces.subarray(k * this.nonceSize, (k + 1) * this.nonceSize);
+      const block = plain.subarray(k * BLOCK_SIZE, Math.min((k + 1) * BLOCK_SIZE, plain.length));
+      out.set(nonce, pos);
+      pos += nonce.length;
+      const sealed = this.aead.seal(nonce, block, aads.subarray(k * aadLen, (k + 1) * aadLen));
+      out.set(sealed, pos);
+      pos += sealed.length;
     }
-    return Buffer.concat(parts);
+    return out;
   }
 
   /**
