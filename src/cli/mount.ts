@@ -101,20 +101,25 @@ export async function runMount(ctx: CliContext): Promise<void> {
   wipe(plan.masterKey);
   if (!bool(ctx.args, 'fg')) {
     await runInBackground(serve, { nosyslog: bool(ctx.args, 'nosyslog'), quiet: ctx.out.quiet }, ctx.out);
+    notifyReady(ctx);
     return;
   }
   const log: Logger = { warn: (m) => ctx.out.warn(m), info: (m) => ctx.out.info(m) };
   const { done } = await startServing(serve, log);
   ctx.out.info('Filesystem mounted and ready.');
-  const notify = num(ctx.args, 'notifypid');
-  if (notify > 0) {
-    try {
-      process.kill(notify, 'SIGUSR1');
-    } catch (err) {
-      ctx.out.warn(`-notifypid ${notify}: ${describeError(err)}`);
-    }
-  }
+  notifyReady(ctx);
   await done;
+}
+
+/** -notifypid PID: SIGUSR1 to PID once the mount is ready (for a waiting parent, as gocryptfs does). */
+function notifyReady(ctx: CliContext): void {
+  const pid = num(ctx.args, 'notifypid');
+  if (pid <= 0) return;
+  try {
+    process.kill(pid, 'SIGUSR1');
+  } catch (err) {
+    ctx.out.warn(`-notifypid ${pid}: ${describeError(err)}`);
+  }
 }
 
 /** The mount options gocryptfs's flags ask for. */

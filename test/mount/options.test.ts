@@ -132,3 +132,19 @@ test('the default background mount returns with its output closed, and logs go t
     await unmountAndReap(mnt);
   }
 });
+
+test('-notifypid: the waiting process gets SIGUSR1 once the mount is ready', T, async () => {
+  let got = 0;
+  const onUsr1 = (): void => {
+    got++;
+  };
+  process.on('SIGUSR1', onUsr1);
+  try {
+    await withMount(impl, cdir, join(tmp, 'm8'), { flags: ['-notifypid', String(process.pid)] }, async (mnt) => {
+      assert.ok(await waitFor(() => got === 1, 5_000), 'SIGUSR1 arrived');
+      assert.ok(isMounted(mnt));
+    });
+  } finally {
+    process.off('SIGUSR1', onUsr1);
+  }
+});
