@@ -17,6 +17,7 @@ import {
   guardMountsUnder,
   initCipherdir,
   isMounted,
+  logPathFor,
   mountEntries,
   MOUNT_IMPL,
   unguardMountsUnder,
@@ -147,4 +148,14 @@ test('-notifypid: the waiting process gets SIGUSR1 once the mount is ready', T, 
   } finally {
     process.off('SIGUSR1', onUsr1);
   }
+});
+
+test('-kernel_cache mounts and reads back; -fusedebug logs the FUSE requests', T, async () => {
+  const mnt = join(tmp, 'm9');
+  await withMount(impl, cdir, mnt, { flags: ['-kernel_cache', '-fusedebug'] }, async () => {
+    await fsp.writeFile(join(mnt, 'kc'), 'cached');
+    assert.equal(await fsp.readFile(join(mnt, 'kc'), 'utf8'), 'cached');
+  });
+  const log = await fsp.readFile(logPathFor(impl, mnt), 'utf8');
+  assert.match(log, /unique: \d+/, 'libfuse debug lines in the log');
 });
