@@ -52,6 +52,30 @@ export interface MountFixture {
 }
 
 /**
+ * A temp dir for one mount test file: made (umask 022, crash guard) before
+ * its tests, and after them every mount below it is cleaned up and the dir
+ * removed. A mount still there at the end is normal when the file's last
+ * test was filtered out; failing to remove one is an error.
+ */
+export function useMountTmp(label: string): { readonly tmp: string } {
+  const dir = { tmp: '' };
+  before(() => {
+    process.umask(0o022);
+    dir.tmp = makeTempDir(`tscryptfs-mount-${label}-`);
+    guardMountsUnder(dir.tmp);
+  });
+  after(async () => {
+    if (!dir.tmp) return;
+    const problems = await cleanupMountsUnder(dir.tmp);
+    removeTempDir(dir.tmp);
+    unguardMountsUnder(dir.tmp);
+    const serious = problems.filter((m) => !m.startsWith('still mounted at the end'));
+    if (serious.length > 0) throw new Error(`cleanup found: ${serious.join('; ')}`);
+  });
+  return dir;
+}
+
+/**
  * Sets up one test file: a temp dir, a cipher directory made by the
  * implementation under test (`-init` flags given), and a mount of it
  * (mount flags given). `teardown()` (called by the file's last test)
@@ -73,23 +97,13 @@ export function useMountFixture(label: string, opts: { initFlags?: string[]; mou
       assert.deepEqual(problems, [], 'nothing may stay mounted or running');
     },
   };
+  const dir = useMountTmp(label);
   before(async () => {
-    process.umask(0o022);
-    fx.tmp = makeTempDir(`tscryptfs-mount-${label}-`);
-    guardMountsUnder(fx.tmp);
+    fx.tmp = dir.tmp;
     fx.cipherdir = join(fx.tmp, 'cipher');
     fx.mnt = join(fx.tmp, 'mnt');
     await initCipherdir(MOUNT_IMPL, fx.cipherdir, opts.initFlags ?? []);
     if (opts.mountNow !== false) await mountImpl(MOUNT_IMPL, fx.cipherdir, fx.mnt, opts.mount ?? {});
-  });
-  after(async () => {
-    if (!fx.tmp) return;
-    const problems = await cleanupMountsUnder(fx.tmp);
-    removeTempDir(fx.tmp);
-    unguardMountsUnder(fx.tmp);
-    // A mount still there is normal when the file's last test was filtered out; failing to remove one is not.
-  const serious = problems.filter((m) => !m.startsWith('still mounted at the end'));
-  if (serious.length > 0) throw new Error(`cleanup found: ${serious.join('; ')}`);
   });
   return fx;
 }

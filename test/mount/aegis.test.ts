@@ -4,14 +4,14 @@
  * and through the Vault, plus the cipher-side sizes of FORMAT.md §4.10.
  * gocryptfs 2.3 cannot mount AEGIS, so this runs on tscryptfs only.
  */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { Vault } from '../../src/index.js';
-import { cleanupMountsUnder, guardMountsUnder, initCipherdir, run, unguardMountsUnder, withMount } from '../helpers/mount.js';
+import { initCipherdir, run, withMount } from '../helpers/mount.js';
+import { useMountTmp } from '../helpers/mount-suite.js';
 import { prng } from '../helpers/tree.js';
-import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 
 const T = { timeout: 120_000 };
 const SIZES = [0, 1, 4095, 4096, 4097, (1 << 20) + 13];
@@ -20,18 +20,11 @@ const cipherSize = (p: number): number => (p === 0 ? 0 : 18 + p + Math.ceil(p / 
 
 let tmp = '';
 let cdir = '';
+const dir = useMountTmp('aegis');
 before(async () => {
-  tmp = makeTempDir('tscryptfs-mount-aegis-');
-  guardMountsUnder(tmp);
+  tmp = dir.tmp;
   cdir = join(tmp, 'cipher');
   await initCipherdir('tscryptfs', cdir, ['-aegis']);
-});
-after(async () => {
-  if (!tmp) return;
-  const problems = await cleanupMountsUnder(tmp);
-  removeTempDir(tmp);
-  unguardMountsUnder(tmp);
-  if (problems.length > 0) throw new Error(`cleanup found: ${problems.join('; ')}`);
 });
 
 test('-aegis mount: cp -a / diff -r, tar round trip, sizes on disk as FORMAT.md §4.10', T, async () => {

@@ -11,7 +11,7 @@
  * cannot agree on a wrong answer. With TSCRYPTFS_MOUNT_IMPL=gocryptfs both
  * sides are gocryptfs (which validates the test itself).
  */
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import {
@@ -25,9 +25,8 @@ import {
   type LongNameLengths,
   type ManifestEntry,
 } from '../helpers/tree.js';
-import { cleanupMountsUnder, guardMountsUnder, initCipherdir, MOUNT_IMPL, unguardMountsUnder, withMount, type MountImpl } from '../helpers/mount.js';
-import { assertFsckClean } from '../helpers/mount-suite.js';
-import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
+import { cleanupMountsUnder, initCipherdir, MOUNT_IMPL, withMount, type MountImpl } from '../helpers/mount.js';
+import { assertFsckClean, useMountTmp } from '../helpers/mount-suite.js';
 
 const LENS: LongNameLengths = { kept: [175], hashed: [176, 255], dir: 230 };
 const VARIANTS: { name: string; flags: string[] }[] = [
@@ -46,19 +45,9 @@ function assertManifest(actual: ManifestEntry[], expected: ManifestEntry[], what
 }
 
 let tmp = '';
+const dir = useMountTmp('interop');
 before(() => {
-  process.umask(0o022);
-  tmp = makeTempDir('tscryptfs-mount-interop-');
-  guardMountsUnder(tmp);
-});
-after(async () => {
-  if (!tmp) return;
-  const problems = await cleanupMountsUnder(tmp);
-  removeTempDir(tmp);
-  unguardMountsUnder(tmp);
-  // A mount still there is normal when the file's last test was filtered out; failing to remove one is not.
-  const serious = problems.filter((m) => !m.startsWith('still mounted at the end'));
-  if (serious.length > 0) throw new Error(`cleanup found: ${serious.join('; ')}`);
+  tmp = dir.tmp;
 });
 
 /**

@@ -6,7 +6,7 @@
  * every byte written before on disk. Each failure must leave nothing
  * mounted.
  */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { constants as C, promises as fsp } from 'node:fs';
@@ -16,7 +16,6 @@ import {
   cleanupMountsUnder,
   daemonPids,
   FUSERMOUNT,
-  guardMountsUnder,
   initCipherdir,
   isAlive,
   isMounted,
@@ -26,34 +25,22 @@ import {
   MOUNT_IMPL,
   run,
   tryMount,
-  unguardMountsUnder,
   unmountAndReap,
   waitFor,
   withMount,
 } from '../helpers/mount.js';
-import { assertBytes, assertFsckClean, rejectsWith } from '../helpers/mount-suite.js';
-import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
+import { assertBytes, assertFsckClean, rejectsWith, useMountTmp } from '../helpers/mount-suite.js';
 
 const T = { timeout: 60_000 };
 const impl = MOUNT_IMPL;
 let tmp = '';
 let cdir = '';
 
+const dir = useMountTmp('lifecycle');
 before(async () => {
-  process.umask(0o022);
-  tmp = makeTempDir('tscryptfs-mount-lifecycle-');
-  guardMountsUnder(tmp);
+  tmp = dir.tmp;
   cdir = join(tmp, 'cipher');
   await initCipherdir(impl, cdir);
-});
-after(async () => {
-  if (!tmp) return;
-  const problems = await cleanupMountsUnder(tmp);
-  removeTempDir(tmp);
-  unguardMountsUnder(tmp);
-  // A mount still there is normal when the file's last test was filtered out; failing to remove one is not.
-  const serious = problems.filter((m) => !m.startsWith('still mounted at the end'));
-  if (serious.length > 0) throw new Error(`cleanup found: ${serious.join('; ')}`);
 });
 
 function assertNothingMounted(mnt: string): void {

@@ -5,46 +5,36 @@
  * background mount (messages to syslog) that must return with its output
  * pipes closed.
  */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { Vault } from '../../src/index.js';
 import {
-  cleanupMountsUnder,
   daemonPids,
-  guardMountsUnder,
   initCipherdir,
   isMounted,
   logPathFor,
   mountEntries,
   MOUNT_IMPL,
-  unguardMountsUnder,
   unmountAndReap,
   waitFor,
   withMount,
 } from '../helpers/mount.js';
+import { useMountTmp } from '../helpers/mount-suite.js';
 import { BIN } from '../helpers/paths.js';
-import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 
 const T = { timeout: 60_000 };
 const impl = MOUNT_IMPL;
 let tmp = '';
 let cdir = '';
 
+const dir = useMountTmp('options');
 before(async () => {
-  tmp = makeTempDir('tscryptfs-mount-options-');
-  guardMountsUnder(tmp);
+  tmp = dir.tmp;
   cdir = join(tmp, 'cipher');
   await initCipherdir(impl, cdir);
-});
-after(async () => {
-  if (!tmp) return;
-  const problems = await cleanupMountsUnder(tmp);
-  removeTempDir(tmp);
-  unguardMountsUnder(tmp);
-  if (problems.length > 0) throw new Error(`cleanup found: ${problems.join('; ')}`);
 });
 
 const options = (mnt: string): string[] => mountEntries(mnt)[0]!.options.split(',');
