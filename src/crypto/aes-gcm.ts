@@ -3,10 +3,11 @@
  * nonces (GCMIV128; J0 then comes from GHASH, SP 800-38D §7.1 step 2) or the
  * 12-byte nonces of the legacy config key wrap (§2.4). Sealed = ct || tag(16).
  */
-import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject } from 'node:crypto';
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import { nodeAeadOpen, nodeAeadSeal } from './node-aead.js';
 import { gcm } from '@noble/ciphers/aes.js';
 import { authError, type Aead, type BackendName } from './aead.js';
-import { CheckedAead, requireBackend, TAG_SIZE } from './aead-checks.js';
+import { CheckedAead, requireBackend } from './aead-checks.js';
 import { invalidArgument, requireLength } from './errors.js';
 
 export const AES_GCM_KEY_SIZE = 32;
@@ -39,26 +40,11 @@ export class NodeAesGcm extends AesGcmBase {
   }
 
   protected sealChecked(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
-    const c = createCipheriv('aes-256-gcm', this.#key, nonce, { authTagLength: TAG_SIZE });
-    c.setAAD(aad);
-    const ct = c.update(plaintext);
-    c.final(); // a stream mode: nothing is held back
-    return Buffer.concat([ct, c.getAuthTag()], ct.length + TAG_SIZE);
+    return nodeAeadSeal('aes-256-gcm', this.#key, nonce, plaintext, aad);
   }
 
   protected openChecked(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
-    const split = sealed.length - TAG_SIZE;
-    const d = createDecipheriv('aes-256-gcm', this.#key, nonce, { authTagLength: TAG_SIZE });
-    d.setAAD(aad);
-    d.setAuthTag(sealed.subarray(split));
-    const pt = d.update(sealed.subarray(0, split));
-    try {
-      d.final();
-    } catch {
-      pt.fill(0);
-      throw authError();
-    }
-    return pt;
+    return nodeAeadOpen('aes-256-gcm', this.#key, nonce, sealed, aad);
   }
 }
 

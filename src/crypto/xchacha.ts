@@ -3,10 +3,10 @@
  * `crypto_aead_xchacha20poly1305_ietf`) content encryption (FORMAT.md §4.6):
  * 32-byte key, 24-byte nonce, sealed = ct || tag(16).
  */
-import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { nodeAeadOpen, nodeAeadSeal } from './node-aead.js';
 import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { authError, type Aead, type BackendName } from './aead.js';
-import { CheckedAead, requireBackend, TAG_SIZE } from './aead-checks.js';
+import { CheckedAead, requireBackend } from './aead-checks.js';
 import { requireLength } from './errors.js';
 import { hchacha20 } from './hchacha20.js';
 
@@ -44,29 +44,20 @@ export class NodeXChaCha20Poly1305 extends XChaChaBase {
 
   protected sealChecked(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
     const [subkey, n12] = this.#subkeyAndNonce(nonce);
-    const c = createCipheriv('chacha20-poly1305', subkey, n12, { authTagLength: TAG_SIZE });
-    subkey.fill(0);
-    c.setAAD(aad, { plaintextLength: plaintext.length });
-    const ct = c.update(plaintext);
-    c.final();
-    return Buffer.concat([ct, c.getAuthTag()], ct.length + TAG_SIZE);
+    try {
+      return nodeAeadSeal('chacha20-poly1305', subkey, n12, plaintext, aad);
+    } finally {
+      subkey.fill(0);
+    }
   }
 
   protected openChecked(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
-    const split = sealed.length - TAG_SIZE;
     const [subkey, n12] = this.#subkeyAndNonce(nonce);
-    const d = createDecipheriv('chacha20-poly1305', subkey, n12, { authTagLength: TAG_SIZE });
-    subkey.fill(0);
-    d.setAAD(aad, { plaintextLength: split });
-    d.setAuthTag(sealed.subarray(split));
-    const pt = d.update(sealed.subarray(0, split));
     try {
-      d.final();
-    } catch {
-      pt.fill(0);
-      throw authError();
+      return nodeAeadOpen('chacha20-poly1305', subkey, n12, sealed, aad);
+    } finally {
+      subkey.fill(0);
     }
-    return pt;
   }
 }
 
