@@ -2,14 +2,46 @@
   "targets": [
     {
       "target_name": "tscryptfs_aegis",
-      "sources": ["src/aegis.c"],
-      "cflags": ["-O3", "-std=c99", "-Wall", "-Wextra", "-fno-strict-aliasing"],
-      "cflags!": ["-O2", "-O0"],
+      "sources": [
+        "src/aegis.c"
+      ],
+      "cflags": [
+        "-O3",
+        "-std=c99",
+        "-Wall",
+        "-Wextra",
+        "-fno-strict-aliasing"
+      ],
+      "cflags!": [
+        "-O2",
+        "-O0"
+      ],
       "xcode_settings": {
         "GCC_OPTIMIZATION_LEVEL": "3",
-        "OTHER_CFLAGS": ["-std=c99", "-Wall", "-Wextra"]
+        "OTHER_CFLAGS": [
+          "-std=c99",
+          "-Wall",
+          "-Wextra"
+        ]
       },
-      "defines": ["NAPI_VERSION=8"]
+      "defines": [
+        "NAPI_VERSION=8"
+      ]
+    },
+    {
+      "target_name": "tscryptfs_gcm",
+      "sources": [
+        "src/gcm_batch.c"
+      ],
+      "cflags": [
+        "-O2",
+        "-std=c99",
+        "-Wall",
+        "-Wextra"
+      ],
+      "defines": [
+        "NAPI_VERSION=8"
+      ]
     }
   ]
 }
