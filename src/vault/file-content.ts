@@ -88,6 +88,12 @@ async function writeBlocks(f: ContentFile, fileId: Buffer, pos: number, data: Ui
   const { first, last } = blockRange(pos, data.length);
   const start = first * BLOCK_SIZE;
   const end = Math.max(pos + data.length, Math.min(oldPlainSize, (last + 1) * BLOCK_SIZE));
+  const cipherOff = cipherOffOfBlock(f.cipher.layout, first);
+  if (pos === start && end === pos + data.length) {
+    // Whole blocks (or a new tail): nothing old to merge, seal the caller's bytes directly.
+    await pwriteFull(f.fd, f.cipher.sealBlocks(first, fileId, data), cipherOff);
+    return;
+  }
   const buf = Buffer.alloc(end - start);
   const readOld = async (n: number): Promise<void> => {
     const off = n * BLOCK_SIZE;
@@ -100,7 +106,7 @@ async function writeBlocks(f: ContentFile, fileId: Buffer, pos: number, data: Ui
     await readOld(last);
   }
   buf.set(data, pos - start);
-  await pwriteFull(f.fd, f.cipher.sealBlocks(first, fileId, buf), cipherOffOfBlock(f.cipher.layout, first));
+  await pwriteFull(f.fd, f.cipher.sealBlocks(first, fileId, buf), cipherOff);
 }
 
 /** Pads a partial last block with zeros to a full block (keeps the only-the-last-block-is-short rule). */
