@@ -29,9 +29,9 @@
       ]
     },
     {
-      "target_name": "tscryptfs_gcm",
+      "target_name": "tscryptfs_batch",
       "sources": [
-        "src/gcm_batch.c"
+        "src/batch_aead.c"
       ],
       "cflags": [
         "-O2",

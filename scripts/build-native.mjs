@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 /**
  * Builds the optional native addons with node-gyp: AEGIS (native/ →
- * native/build/Release/tscryptfs_aegis.node) and batched AES-256-GCM
- * through node's own OpenSSL (tscryptfs_gcm.node, src/crypto/native-gcm.ts). Meant as the package's `install`
- * script; it NEVER fails the install: without a compiler, Python, make or
- * Node headers it prints one line and exits 0, and tscryptfs uses its
- * TypeScript AEGIS instead.
+ * native/build/Release/tscryptfs_aegis.node) and batched AES-256-GCM /
+ * XChaCha20-Poly1305 through node's own OpenSSL (tscryptfs_batch.node,
+ * src/crypto/native-batch.ts). Meant as the package's `install` script; it
+ * NEVER fails the install: without a compiler, Python, make or Node headers
+ * it prints one line and exits 0, and tscryptfs uses its TypeScript AEGIS
+ * and per-block node:crypto instead (the same bytes).
  *
  * node-gyp: npm puts its own bundled copy in `npm_config_node_gyp` for every
  * lifecycle script, so no dependency is needed under `npm install`/`npm ci`.
@@ -84,8 +85,8 @@ try {
     { encoding: 'utf8' },
   );
   if (check.status !== 0) done(`native AEGIS built but does not load, using TypeScript: ${(check.stderr || '').split('\n')[0]}`);
-  const gcm = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(join(nativeDir, 'build', 'Release', 'tscryptfs_gcm.node'))})`]);
-  done(`native AEGIS built (${check.stdout.trim()}); batched AES-GCM ${gcm.status === 0 ? 'built' : 'not usable, using node:crypto per block'}`);
+  const batch = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(join(nativeDir, 'build', 'Release', 'tscryptfs_batch.node'))})`]);
+  done(`native AEGIS built (${check.stdout.trim()}); batched AES-GCM/XChaCha ${batch.status === 0 ? 'built' : 'not usable, using node:crypto per block'}`);
 } catch (err) {
   done(`native AEGIS not built (${err instanceof Error ? err.message : String(err)}), using TypeScript`);
 }

@@ -7,8 +7,8 @@ import { createSecretKey, type KeyObject } from 'node:crypto';
 import { nodeAeadOpen, nodeAeadSeal } from './node-aead.js';
 import { gcm } from '@noble/ciphers/aes.js';
 import { authError, type Aead, type BackendName } from './aead.js';
-import { CheckedAead, requireBackend, TAG_SIZE } from './aead-checks.js';
-import { gcmBatchBinding } from './native-gcm.js';
+import { CheckedAead, requireBackend } from './aead-checks.js';
+import { BATCH_GCM, nativeBatchCalls } from './native-batch.js';
 import { invalidArgument, requireLength } from './errors.js';
 
 export const AES_GCM_KEY_SIZE = 32;
@@ -32,7 +32,7 @@ abstract class AesGcmBase extends CheckedAead {
 
 /**
  * OpenSSL's GCM through node:crypto; runs of content blocks go through the
- * batched addon (./native-gcm.ts) when it was built, with the same bytes.
+ * batched addon (./native-batch.ts) when it was built, with the same bytes.
  */
 export class NodeAesGcm extends AesGcmBase {
   readonly backend = 'node' as const;
@@ -43,23 +43,10 @@ export class NodeAesGcm extends AesGcmBase {
   constructor(key: Uint8Array, nonceSize = 16) {
     super(key, nonceSize);
     this.#key = createSecretKey(key);
-    const batch = nonceSize === 16 ? gcmBatchBinding() : null;
+    const batch = nonceSize === 16 ? nativeBatchCalls(BATCH_GCM, key, nonceSize) : undefined;
     if (batch) {
-      const raw = Uint8Array.from(key);
-      const perBlock = this.nonceSize + TAG_SIZE;
-      this.sealBlocks = (nonces, plaintext, aads, blockSize = 4096, out) => {
-        const count = Math.ceil(plaintext.length / blockSize);
-        const o = out ?? Buffer.allocUnsafe(plaintext.length + count * perBlock);
-        batch.sealBlocks(raw, nonces, plaintext, blockSize, aads, count === 0 ? 0 : aads.length / count, o);
-        return o;
-      };
-      this.openBlocks = (sealed, aads, blockSize = 4096) => {
-        const count = Math.ceil(sealed.length / (blockSize + perBlock));
-        const out = Buffer.allocUnsafe(sealed.length - count * perBlock);
-        const bad = batch.openBlocks(raw, sealed, blockSize + perBlock, aads, count === 0 ? 0 : aads.length / count, out);
-        if (bad >= 0) throw Object.assign(authError(`AES-GCM: block ${bad} failed authentication`), { blockIndex: bad });
-        return out;
-      };
+      this.sealBlocks = batch.sealBlocks;
+      this.openBlocks = batch.openBlocks;
     }
   }
 

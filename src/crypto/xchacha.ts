@@ -4,6 +4,7 @@
  * 32-byte key, 24-byte nonce, sealed = ct || tag(16).
  */
 import { nodeAeadOpen, nodeAeadSeal } from './node-aead.js';
+import { BATCH_XCHACHA, nativeBatchCalls } from './native-batch.js';
 import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { authError, type Aead, type BackendName } from './aead.js';
 import { CheckedAead, requireBackend } from './aead-checks.js';
@@ -34,6 +35,18 @@ abstract class XChaChaBase extends CheckedAead {
  */
 export class NodeXChaCha20Poly1305 extends XChaChaBase {
   readonly backend = 'node' as const;
+  /** Runs of content blocks through the batched addon when it was built (same bytes). */
+  readonly sealBlocks?: Aead['sealBlocks'];
+  readonly openBlocks?: Aead['openBlocks'];
+
+  constructor(key: Uint8Array) {
+    super(key);
+    const batch = nativeBatchCalls(BATCH_XCHACHA, key, XCHACHA_NONCE_SIZE);
+    if (batch) {
+      this.sealBlocks = batch.sealBlocks;
+      this.openBlocks = batch.openBlocks;
+    }
+  }
 
   #subkeyAndNonce(nonce: Uint8Array): [Uint8Array, Uint8Array] {
     const subkey = hchacha20(this.key, nonce.subarray(0, 16));

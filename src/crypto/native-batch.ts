@@ -1,0 +1,72 @@
+/**
+ * The optional batched AEAD addon (native/src/batch_aead.c, built at
+ * install time next to the AEGIS addon): AES-256-GCM and
+ * XChaCha20-Poly1305 over every 4 KiB block of a request in one call,
+ * through node's own OpenSSL with one reused cipher context, where
+ * JavaScript has to build a cipher object per block. Missing (no compiler)
+ * or refused (TSCRYPTFS_NATIVE_BATCH=0), the per-block node:crypto path is
+ * used; both give the same bytes (test/unit/crypto-native-batch.test.ts).
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { authError, type Aead } from './aead.js';
+import { TAG_SIZE } from './aead-checks.js';
+
+export const BATCH_GCM = 0;
+export const BATCH_XCHACHA = 1;
+type BatchCipher = typeof BATCH_GCM | typeof BATCH_XCHACHA;
+
+interface BatchBinding {
+  /** Block k of `out` = nonce_k || ct_k || tag_k(16). */
+  sealBlocks(cipher: BatchCipher, key: Uint8Array, nonces: Uint8Array, plaintext: Uint8Array, blockSize: number, aads: Uint8Array, aadLen: number, out: Uint8Array): void;
+  /** -1 on success, else the first block whose tag failed (out is zeroed). */
+  openBlocks(cipher: BatchCipher, key: Uint8Array, sealed: Uint8Array, cipherBlockSize: number, aads: Uint8Array, aadLen: number, out: Uint8Array): number;
+}
+
+const ADDON = 'native/build/Release/tscryptfs_batch.node';
+
+/** Loaded once per process; null when unavailable (the file cannot change while we run). */
+let cached: BatchBinding | null | undefined;
+
+export function batchBinding(): BatchBinding | null {
+  if (cached !== undefined) return cached;
+  cached = null;
+  if (process.env.TSCRYPTFS_NATIVE_BATCH === '0') return cached;
+  // dist/src/crypto/ when compiled, src/crypto/ when run from source.
+  for (const rel of [`../../../${ADDON}`, `../../${ADDON}`]) {
+    const path = fileURLToPath(new URL(rel, import.meta.url));
+    if (!existsSync(path)) continue;
+    try {
+      cached = createRequire(import.meta.url)(path) as BatchBinding;
+    } catch {
+      cached = null;
+    }
+    break;
+  }
+  return cached;
+}
+
+/** The Aead batch calls for `cipher` under `key`, or undefined when the addon is missing. */
+export function nativeBatchCalls(cipher: BatchCipher, key: Uint8Array, nonceSize: number): Pick<Aead, 'sealBlocks' | 'openBlocks'> | undefined {
+  const b = batchBinding();
+  if (!b) return undefined;
+  const raw = Uint8Array.from(key);
+  const perBlock = nonceSize + TAG_SIZE;
+  const aadLen = (aads: Uint8Array, count: number): number => (count === 0 ? 0 : aads.length / count);
+  return {
+    sealBlocks(nonces, plaintext, aads, blockSize = 4096, out) {
+      const count = Math.ceil(plaintext.length / blockSize);
+      const o = out ?? Buffer.allocUnsafe(plaintext.length + count * perBlock);
+      b.sealBlocks(cipher, raw, nonces, plaintext, blockSize, aads, aadLen(aads, count), o);
+      return o;
+    },
+    openBlocks(sealed, aads, blockSize = 4096) {
+      const count = Math.ceil(sealed.length / (blockSize + perBlock));
+      const out = Buffer.allocUnsafe(sealed.length - count * perBlock);
+      const bad = b.openBlocks(cipher, raw, sealed, blockSize + perBlock, aads, aadLen(aads, count), out);
+      if (bad >= 0) throw Object.assign(authError(`block ${bad} failed authentication`), { blockIndex: bad });
+      return out;
+    },
+  };
+}
