@@ -1,0 +1,727 @@
+#!/usr/bin/env bash
+#
+# benchmark.bash: tscryptfs side by side with gocryptfs, EncFS and a plain
+# directory, in one run, interleaved round by round, as gocryptfs's own
+# benchmark.bash measures it (https://nuetzlich.net/gocryptfs/comparison/).
+#
+# Phases (per candidate and round, on a fresh cipherdir + mount):
+#   WRITE    dd if=/dev/zero of=zero bs=128k count=2000 conv=fsync   MB/s (10^6 B/s)
+#   READ     dd if=zero of=/dev/null bs=128k count=2000              MB/s
+#            (after "echo 3 > /proc/sys/vm/drop_caches": cold page cache)
+#   UNTAR    tar xf linux-subset.tar                                 seconds
+#   MD5      md5sum --quiet -c linux-subset.md5sums                  seconds
+#   LS       ls -lR linux-subset > /dev/null                         seconds
+#   RM       rm -rf linux-subset                                     seconds
+#   DBENCH4  dbench 4 -t 8 -c /usr/share/dbench/client.txt          MB/s
+#   DBENCH16 dbench 16 -t 8 (same loadfile)                          MB/s
+#   FIO      fio --rw=randrw --bs=4k --size=64m --runtime=20
+#            --time_based --ioengine=psync --numjobs=1               IOPS (read + write)
+#   RSS      peak RSS (VmHWM) of the FUSE daemon during UNTAR        MB (10^6 B)
+#
+# The tree is a fixed subset of Debian's linux-source-6.1 (19,376 files,
+# 290 MB), built once by scripts/make-bench-tree.bash into
+# ${XDG_CACHE_HOME:-$HOME/.cache}/tscryptfs-bench/ and copied to a tmpfs
+# for the run (so that dropping the page cache before READ does not send
+# UNTAR to the disk).
+#
+# Candidates (default: all; EncFS only when installed):
+#   plain               the backing directory itself, no FUSE, no encryption
+#   gocryptfs           gocryptfs -init (AES-256-GCM), the reference for the ratios
+#   gocryptfs-xchacha   gocryptfs -init -xchacha
+#   tscryptfs           tscryptfs -init (AES-256-GCM), this checkout's bin/tscryptfs
+#   tscryptfs-xchacha   tscryptfs -init -xchacha
+#   tscryptfs-aessiv    tscryptfs -init -aessiv
+#   tscryptfs-aegis     tscryptfs -init -aegis
+#   encfs               encfs --standard
+# Each round runs every candidate once; the starting candidate rotates from
+# round to round. Every candidate gets a fresh cipherdir and mount per round,
+# all on the same backing filesystem (default: a directory on the tmpfs
+# /dev/shm; -dir DIR to choose), with -scryptn 10 (password: "bench").
+#
+# Output: the median of each phase per candidate, every candidate's ratio to
+# gocryptfs (default) per phase (candidate / gocryptfs: for MB/s and IOPS
+# more is better, for seconds less is better), every round's raw numbers, and
+# the machine. Raw numbers also go to a TSV file under the cache directory.
+# A phase that fails marks its candidate FAILED (no number is printed for
+# it, later rounds skip it) and the script exits 1 at the end.
+#
+# Usage:
+#   bash benchmark.bash [-rounds N] [-dd] [-only NAME,NAME,...] [-dir DIR]
+#                       [-dbench-time S] [-fio-time S]
+#   bash benchmark.bash -extractloop N [-only tscryptfs-CIPHER] [-dir DIR]
+#
+#   -rounds N       rounds (default 3)
+#   -dd             WRITE and READ only
+#   -only LIST      comma-separated candidate names (see above)
+#   -dir DIR        backing directory (default: a new directory in /dev/shm)
+#   -dbench-time S  dbench -t S for each of the two dbench runs (default 8)
+#   -fio-time S     fio --runtime=S (default 20)
+#   -extractloop N  leak check, like gocryptfs's tests/stress_tests/extractloop.bash:
+#                   one tscryptfs mount, N cycles of UNTAR + RM, VmRSS of the
+#                   daemon after each; fails if the last cycle's VmRSS is more
+#                   than 110% of the first cycle's
+#
+# Needs root (drop_caches, clear_refs of the daemon), tar, md5sum, dd, dbench
+# and fio (apt-get install dbench fio), gocryptfs, fuse3; encfs optional.
+# A default run (8 candidates, 3 rounds) takes about 35 minutes on a 2-core
+# machine; the script prints its own estimate first.
+
+set -uo pipefail
+export LC_ALL=C
+
+cd "$(dirname "$0")" || exit 2
+ROOT=$PWD
+MYNAME=$(basename "$0")
+TSCRYPTFS=("$(command -v node || echo node)" "$ROOT/bin/tscryptfs")
+PASS=bench
+TAGVAR=TSCRYPTFS_BENCH_MNT
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/tscryptfs-bench
+ALL_CANDIDATES=(plain gocryptfs gocryptfs-xchacha tscryptfs tscryptfs-xchacha tscryptfs-aessiv tscryptfs-aegis encfs)
+PHASE_TIMEOUT=900
+
+usage() {
+	sed -n '/^# Usage:/,/^#   -extractloop N/p' "$ROOT/$MYNAME" | sed 's/^# \{0,1\}//'
+}
+
+die() {
+	echo "$MYNAME: $*" >&2
+	exit 2
+}
+
+# ---------------------------------------------------------------- options
+
+ROUNDS=3
+DD_ONLY=0
+ONLY=""
+OPT_DIR=""
+EXTRACTLOOP=0
+DBENCH_T=8
+FIO_T=20
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	-h | -help | --help)
+		usage
+		exit 0
+		;;
+	-rounds) [[ $# -ge 2 ]] || die "-rounds needs a number"; ROUNDS=$2; shift ;;
+	-dd) DD_ONLY=1 ;;
+	-only) [[ $# -ge 2 ]] || die "-only needs a list"; ONLY=$2; shift ;;
+	-dir) [[ $# -ge 2 ]] || die "-dir needs a directory"; OPT_DIR=$2; shift ;;
+	-extractloop) [[ $# -ge 2 ]] || die "-extractloop needs a number"; EXTRACTLOOP=$2; shift ;;
+	-dbench-time) [[ $# -ge 2 ]] || die "-dbench-time needs seconds"; DBENCH_T=$2; shift ;;
+	-fio-time) [[ $# -ge 2 ]] || die "-fio-time needs seconds"; FIO_T=$2; shift ;;
+	*)
+		usage >&2
+		die "invalid argument: $1"
+		;;
+	esac
+	shift
+done
+for v in ROUNDS EXTRACTLOOP DBENCH_T FIO_T; do
+	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, not '${!v}'"
+done
+[[ $ROUNDS -ge 1 ]] || die "-rounds must be at least 1"
+[[ $EXTRACTLOOP -eq 0 || $EXTRACTLOOP -ge 2 ]] || die "-extractloop needs at least 2 cycles"
+[[ $(id -u) -eq 0 ]] || die "run as root (drop_caches, /proc/PID/clear_refs of the mount daemons)"
+
+# Candidates of this run, in order.
+CANDIDATES=()
+NOTES=()
+if [[ -n $ONLY ]]; then
+	IFS=, read -r -a wanted <<<"$ONLY"
+	for w in "${wanted[@]}"; do
+		ok=0
+		for c in "${ALL_CANDIDATES[@]}"; do [[ $c == "$w" ]] && ok=1; done
+		[[ $ok -eq 1 ]] || die "unknown candidate '$w' (known: ${ALL_CANDIDATES[*]})"
+		CANDIDATES+=("$w")
+	done
+elif [[ $EXTRACTLOOP -gt 0 ]]; then
+	CANDIDATES=(tscryptfs)
+else
+	CANDIDATES=("${ALL_CANDIDATES[@]}")
+fi
+# Drop the candidates whose program is missing, with a note.
+have_program() {
+	case $1 in
+	plain) return 0 ;;
+	gocryptfs*) command -v gocryptfs >/dev/null ;;
+	encfs) command -v encfs >/dev/null ;;
+	tscryptfs*) [[ -f $ROOT/dist/src/cli/main.js ]] && command -v node >/dev/null ;;
+	esac
+}
+kept=()
+for c in "${CANDIDATES[@]}"; do
+	if have_program "$c"; then
+		kept+=("$c")
+	else
+		case $c in
+		encfs) NOTES+=("encfs: not installed (apt-get install encfs), skipped") ;;
+		tscryptfs*) NOTES+=("$c: dist/ not built (npm run build), skipped") ;;
+		*) NOTES+=("$c: not installed, skipped") ;;
+		esac
+	fi
+done
+CANDIDATES=("${kept[@]}")
+[[ ${#CANDIDATES[@]} -gt 0 ]] || die "no candidate left to run (${NOTES[*]})"
+
+if [[ $EXTRACTLOOP -gt 0 ]]; then
+	[[ ${#CANDIDATES[@]} -eq 1 && ${CANDIDATES[0]} == tscryptfs* ]] ||
+		die "-extractloop runs one tscryptfs mount: use no -only or -only tscryptfs[-CIPHER]"
+fi
+for tool in tar md5sum dd fusermount mountpoint; do
+	command -v $tool >/dev/null || die "$tool is missing"
+done
+if [[ $DD_ONLY -eq 0 && $EXTRACTLOOP -eq 0 ]]; then
+	command -v dbench >/dev/null || die "dbench is missing: apt-get install dbench"
+	command -v fio >/dev/null || die "fio is missing: apt-get install fio"
+	DBENCH_LOADFILE=$(dpkg -L dbench 2>/dev/null | grep '/client\.txt$' | head -n 1)
+	[[ -n $DBENCH_LOADFILE && -f $DBENCH_LOADFILE ]] || DBENCH_LOADFILE=/usr/share/dbench/client.txt
+	[[ -f $DBENCH_LOADFILE ]] || die "dbench's loadfile client.txt not found"
+fi
+
+# ---------------------------------------------------------------- directories, cleanup
+
+is_tmpfs() { [[ $(stat -f -c %T "$1" 2>/dev/null) == tmpfs ]]; }
+
+if [[ -n $OPT_DIR ]]; then
+	[[ -d $OPT_DIR ]] || die "-dir $OPT_DIR: not a directory"
+	WORK=$(mktemp -d "$(realpath "$OPT_DIR")/tscryptfs-bench.XXXXXX") || die "cannot create a directory in $OPT_DIR"
+elif is_tmpfs /dev/shm; then
+	WORK=$(mktemp -d /dev/shm/tscryptfs-bench.XXXXXX) || die "cannot create a directory in /dev/shm"
+else
+	die "/dev/shm is not a tmpfs here: give a backing directory with -dir DIR"
+fi
+# The tarball and checksum list live on a tmpfs, outside the backing
+# directory's accounting if that is a disk.
+if is_tmpfs /dev/shm; then
+	STAGE=$(mktemp -d /dev/shm/tscryptfs-bench-stage.XXXXXX) || die "cannot create a directory in /dev/shm"
+else
+	STAGE=$WORK/stage
+	mkdir "$STAGE"
+fi
+LOGDIR=$WORK/logs
+mkdir -p "$LOGDIR"
+
+ACTIVE_MNT=""    # mountpoint currently mounted by us ("" if none)
+ACTIVE_PIDS=""   # daemon pids that we started for it
+CHILD=""         # the benchmark command running in the background
+
+# bg_run CMD...: runs CMD in the background and waits for it, so that a
+# signal to this script is handled at once (bash runs a trap only after the
+# foreground command has ended); returns CMD's exit code.
+bg_run() {
+	"$@" &
+	CHILD=$!
+	wait "$CHILD"
+	local rc=$?
+	CHILD=""
+	return $rc
+}
+
+# The pids of the FUSE daemons that we started for mountpoint $1: they carry
+# $TAGVAR=$1 in their environment (inherited from the mount command) and
+# hold /dev/fuse open.
+find_daemons() {
+	local p pids=""
+	for p in /proc/[0-9]*; do
+		grep -qzxF "$TAGVAR=$1" "$p/environ" 2>/dev/null || continue
+		if ls -l "$p/fd" 2>/dev/null | grep -q ' -> /dev/fuse$'; then
+			pids+="${p#/proc/} "
+		fi
+	done
+	echo "$pids"
+}
+
+# Unmount $ACTIVE_MNT (fusermount -u, then a lazy unmount) and make sure
+# the daemons we started for it are gone (TERM, then KILL, by pid).
+unmount_active() {
+	local mnt=$ACTIVE_MNT pids=$ACTIVE_PIDS p i
+	[[ -n $mnt ]] || return 0
+	if grep -qF " $mnt fuse" /proc/mounts; then
+		fusermount -u "$mnt" 2>/dev/null || fusermount -uz "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
+	fi
+	for i in $(seq 50); do
+		local alive=""
+		for p in $pids; do kill -0 "$p" 2>/dev/null && alive+="$p "; done
+		[[ -z $alive ]] && break
+		[[ $i -eq 30 ]] && kill -TERM $alive 2>/dev/null
+		[[ $i -eq 45 ]] && kill -KILL $alive 2>/dev/null
+		sleep 0.2
+	done
+	if grep -qF " $mnt fuse" /proc/mounts; then
+		echo "$MYNAME: WARNING: $mnt is still mounted" >&3
+		return 1
+	fi
+	ACTIVE_MNT=""
+	ACTIVE_PIDS=""
+}
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	cd / || true
+	if [[ -n $CHILD ]]; then
+		kill -TERM "$CHILD" 2>/dev/null
+		wait "$CHILD" 2>/dev/null
+	fi
+	unmount_active
+	if grep -qF " $WORK/" /proc/mounts; then
+		echo "$MYNAME: WARNING: something is still mounted under $WORK, not deleting it" >&3
+	else
+		rm -rf "$WORK"
+	fi
+	[[ $STAGE == "$WORK"/* ]] || rm -rf "$STAGE"
+	exit $rc
+}
+# fd 3: the script's stderr, for messages from traps (which can run while a
+# phase's stderr is redirected to its log).
+exec 3>&2
+trap cleanup EXIT
+trap 'echo "$MYNAME: interrupted" >&3; exit 130' INT TERM
+
+# ---------------------------------------------------------------- helpers
+
+now() { echo "$EPOCHREALTIME"; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+FAILMSG=""  # why the last phase failed
+
+# run_timed LOG CMD...: runs CMD (stdout to /dev/null, stderr to LOG),
+# sets SECS to the wall time; fails if CMD fails.
+run_timed() {
+	local log=$1 t0 t1 rc
+	shift
+	t0=$(now)
+	bg_run timeout -k 10 $PHASE_TIMEOUT "$@" >/dev/null 2>"$log" </dev/null
+	rc=$?
+	t1=$(now)
+	SECS=$(elapsed "$t0" "$t1")
+	if [[ $rc -ne 0 ]]; then
+		local why="exited with $rc"
+		[[ $rc -eq 124 ]] && why="timed out after ${PHASE_TIMEOUT}s"
+		FAILMSG="'$*' $why: $(tail -n 3 "$log" | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+# dd_rate LOG: MB/s from dd's summary line (bytes / seconds, both from dd).
+dd_rate() {
+	local line bytes secs
+	line=$(grep ' copied, ' "$1" | tail -n 1)
+	bytes=$(sed -n 's/^\([0-9]*\) bytes .*/\1/p' <<<"$line")
+	secs=$(sed -n 's/.* copied, \([0-9.e+-]*\) s, .*/\1/p' <<<"$line")
+	if [[ $bytes != 262144000 || -z $secs ]]; then
+		FAILMSG="dd did not copy 262144000 bytes: $line"
+		return 1
+	fi
+	RATE=$(awk -v b="$bytes" -v s="$secs" 'BEGIN { if (s <= 0) exit 1; printf "%.1f", b / s / 1e6 }') || {
+		FAILMSG="dd reported $secs s"
+		return 1
+	}
+}
+
+# VmHWM or VmRSS (field $2) of pid $1 in kB.
+proc_mem_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null; }
+
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+}
+
+# fmt PHASE VALUE: a number as the tables print it.
+fmt() {
+	case $1 in
+	UNTAR | MD5 | LS | RM) printf '%.2f' "$2" ;;
+	FIO | RSS) printf '%.0f' "$2" ;;
+	*) awk -v v="$2" 'BEGIN { if (v >= 100) printf "%.0f", v; else printf "%.1f", v }' ;;
+	esac
+}
+
+# ---------------------------------------------------------------- mounting
+
+# mount_candidate NAME DIR: sets MNT (and ACTIVE_MNT/ACTIVE_PIDS for FUSE
+# candidates). DIR is a fresh empty directory.
+mount_candidate() {
+	local name=$1 dir=$2 log=$LOGDIR/mount.log flags=()
+	local cipher=$dir/cipher
+	MNT=$dir/mnt
+	mkdir "$cipher" "$MNT" || { FAILMSG="mkdir failed"; return 1; }
+	case $name in
+	plain)
+		MNT=$cipher
+		return 0
+		;;
+	tscryptfs*)
+		case $name in
+		tscryptfs-xchacha) flags=(-xchacha) ;;
+		tscryptfs-aessiv) flags=(-aessiv) ;;
+		tscryptfs-aegis) flags=(-aegis) ;;
+		esac
+		"${TSCRYPTFS[@]}" -init -q -scryptn 10 -extpass "echo $PASS" "${flags[@]}" "$cipher" >"$log" 2>&1 </dev/null ||
+			{ FAILMSG="tscryptfs -init ${flags[*]} failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
+		env "$TAGVAR=$MNT" "${TSCRYPTFS[@]}" -q -nosyslog -extpass "echo $PASS" "$cipher" "$MNT" >>"$log" 2>&1 </dev/null ||
+			{ FAILMSG="tscryptfs mount failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
+		;;
+	gocryptfs*)
+		[[ $name == gocryptfs-xchacha ]] && flags=(-xchacha)
+		gocryptfs -init -q -scryptn 10 -extpass "echo $PASS" "${flags[@]}" "$cipher" >"$log" 2>&1 </dev/null ||
+			{ FAILMSG="gocryptfs -init ${flags[*]} failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
+		env "$TAGVAR=$MNT" gocryptfs -q -nosyslog -extpass "echo $PASS" "$cipher" "$MNT" >>"$log" 2>&1 </dev/null ||
+			{ FAILMSG="gocryptfs mount failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
+		;;
+	encfs)
+		env "$TAGVAR=$MNT" encfs --standard --extpass="echo $PASS" "$cipher" "$MNT" >"$log" 2>&1 </dev/null ||
+			{ FAILMSG="encfs failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
+		;;
+	esac
+	ACTIVE_MNT=$MNT
+	local i
+	for i in $(seq 50); do
+		grep -qF " $MNT fuse" /proc/mounts && break
+		sleep 0.1
+	done
+	if ! mountpoint -q "$MNT"; then
+		FAILMSG="$MNT is not a mountpoint after mounting"
+		return 1
+	fi
+	ACTIVE_PIDS=$(find_daemons "$MNT")
+	if [[ $(wc -w <<<"$ACTIVE_PIDS") -ne 1 ]]; then
+		FAILMSG="cannot tell the daemon of $MNT (found: '$ACTIVE_PIDS')"
+		return 1
+	fi
+	ACTIVE_PIDS=${ACTIVE_PIDS% }
+}
+
+# ---------------------------------------------------------------- the tree
+
+echo "Preparing the benchmark tree (scripts/make-bench-tree.bash)..."
+TREE_TAR=$(bash "$ROOT/scripts/make-bench-tree.bash" | tail -n 1) || die "scripts/make-bench-tree.bash failed"
+TREE_MD5=${TREE_TAR%.tar}.md5sums
+TREE_INFO=${TREE_TAR%.tar}.info
+[[ -s $TREE_TAR && -s $TREE_MD5 ]] || die "benchmark tree missing after make-bench-tree.bash"
+cp "$TREE_TAR" "$TREE_MD5" "$STAGE/" || die "cannot copy the tree to $STAGE"
+TAR=$STAGE/$(basename "$TREE_TAR")
+MD5=$STAGE/$(basename "$TREE_MD5")
+TREE_TOP=$(basename "$TREE_TAR" .tar)
+TREE_DESC="$(sed -n 's/^selection: //p' "$TREE_INFO") ($(sed -n 's/^source: .*, //p' "$TREE_INFO"); $(sed -n 's/^contents: //p' "$TREE_INFO"))"
+
+# ---------------------------------------------------------------- the machine
+
+CPU=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+MEM_GIB=$(awk '/^MemTotal:/ {printf "%.0f", $2 / 1048576}' /proc/meminfo)
+BACKING_FS=$(stat -f -c %T "$WORK")
+[[ $BACKING_FS == ext2/ext3 ]] && BACKING_FS=$(findmnt -n -o FSTYPE --target "$WORK" 2>/dev/null || echo "$BACKING_FS")
+MACHINE="Machine: ${CPU:-unknown CPU}, $(nproc) cores, ${MEM_GIB} GiB RAM, Linux $(uname -r), backing fs $BACKING_FS ($WORK)"
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [[ $COMMIT != unknown ]] && ! git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null; then
+	COMMIT+="+uncommitted-changes"
+fi
+VERSIONS="tscryptfs $("${TSCRYPTFS[@]}" -version 2>/dev/null | head -n 1 | awk -F'; ' '{sub(/^tscryptfs /, "", $1); print $1 " (commit '"$COMMIT"', " $2 ")"}')"
+command -v gocryptfs >/dev/null && VERSIONS+=", gocryptfs $(gocryptfs -version 2>/dev/null | head -n 1 | awk '{print $2}' | tr -d ';')"
+command -v encfs >/dev/null && VERSIONS+=", encfs $(encfs --version 2>&1 | awk '{print $NF}')"
+if [[ $DD_ONLY -eq 0 && $EXTRACTLOOP -eq 0 ]]; then
+	VERSIONS+=", $(dbench --help 2>&1 | head -n 1 | awk '{print "dbench " $3}'), $(fio --version)"
+fi
+echo "$MACHINE"
+echo "Versions: $VERSIONS"
+echo "Tree: $TREE_DESC"
+echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+for n in "${NOTES[@]}"; do echo "Note: $n"; done
+
+# ---------------------------------------------------------------- extractloop
+
+if [[ $EXTRACTLOOP -gt 0 ]]; then
+	cand=${CANDIDATES[0]}
+	echo
+	echo "extractloop: $EXTRACTLOOP cycles of UNTAR + RM on one $cand mount; VmRSS of the daemon after each cycle"
+	mkdir "$WORK/$cand" || exit 1
+	mount_candidate "$cand" "$WORK/$cand" || { echo "FAILED: $cand mount: $FAILMSG" >&2; exit 1; }
+	pid=$ACTIVE_PIDS
+	echo "daemon pid $pid, VmRSS after mounting: $(( $(proc_mem_kb "$pid" VmRSS) / 1000 )) MB"
+	first=0
+	last=0
+	for ((i = 1; i <= EXTRACTLOOP; i++)); do
+		cd "$MNT" || exit 1
+		run_timed "$LOGDIR/untar.log" tar xf "$TAR" || { echo "FAILED: cycle $i UNTAR: $FAILMSG" >&2; exit 1; }
+		t_untar=$SECS
+		run_timed "$LOGDIR/rm.log" rm -rf "$TREE_TOP" || { echo "FAILED: cycle $i RM: $FAILMSG" >&2; exit 1; }
+		t_rm=$SECS
+		[[ ! -e $TREE_TOP ]] || { echo "FAILED: cycle $i: $TREE_TOP still exists after rm -rf" >&2; exit 1; }
+		cd / || exit 1
+		kill -0 "$pid" 2>/dev/null || { echo "FAILED: the daemon $pid died" >&2; exit 1; }
+		rss=$(proc_mem_kb "$pid" VmRSS)
+		hwm=$(proc_mem_kb "$pid" VmHWM)
+		[[ $i -eq 1 ]] && first=$rss
+		last=$rss
+		printf 'cycle %3d: UNTAR %7.2f s  RM %6.2f s  VmRSS %6.1f MB  VmHWM %6.1f MB\n' \
+			"$i" "$t_untar" "$t_rm" "$(awk -v k="$rss" 'BEGIN {print k / 1000}')" "$(awk -v k="$hwm" 'BEGIN {print k / 1000}')"
+	done
+	pct=$(awk -v a="$first" -v b="$last" 'BEGIN { printf "%.1f", 100 * b / a }')
+	if awk -v a="$first" -v b="$last" 'BEGIN { exit !(b > 1.10 * a) }'; then
+		echo "extractloop FAILED: VmRSS after the last cycle is $pct% of the first cycle's (limit 110%)"
+		exit 1
+	fi
+	echo "extractloop PASSED: VmRSS after the last cycle is $pct% of the first cycle's (limit 110%)"
+	exit 0
+fi
+
+# ---------------------------------------------------------------- the benchmark
+
+if [[ $DD_ONLY -eq 1 ]]; then
+	PHASES=(WRITE READ)
+else
+	PHASES=(WRITE READ UNTAR MD5 LS RM DBENCH4 DBENCH16 FIO RSS)
+fi
+declare -A UNIT=([WRITE]=MB/s [READ]=MB/s [UNTAR]=s [MD5]=s [LS]=s [RM]=s [DBENCH4]=MB/s [DBENCH16]=MB/s [FIO]=IOPS [RSS]=MB)
+declare -A RES=()     # "cand,phase" -> values of the rounds, space-separated
+declare -A ROUNDV=()  # "cand,round,phase" -> value
+declare -A FAILED=()  # cand -> why
+
+# Expected duration, from a 2-core reference machine (AMD EPYC VM, tmpfs).
+estimate_candidate() {
+	local c=$1 tree=0
+	case $c in
+	plain) tree=2 ;;
+	gocryptfs*) tree=21 ;;
+	encfs) tree=30 ;;
+	tscryptfs*) tree=90 ;;
+	esac
+	if [[ $DD_ONLY -eq 1 ]]; then
+		echo 5
+	else
+		echo $((6 + tree + 2 * (DBENCH_T * 6 / 5 + 2) + FIO_T + 3))
+	fi
+}
+est=0
+for c in "${CANDIDATES[@]}"; do est=$((est + $(estimate_candidate "$c"))); done
+est=$((est * ROUNDS))
+echo
+echo "Candidates: ${CANDIDATES[*]}"
+echo "Phases: ${PHASES[*]}; $ROUNDS round(s)$([[ $DD_ONLY -eq 0 ]] && echo "; dbench -t $DBENCH_T, fio --runtime=$FIO_T")"
+echo "Expected duration: about $(((est + 59) / 60)) minutes (estimated from a 2-core reference machine)"
+
+# bench_candidate NAME ROUND: one candidate, one round, all phases.
+bench_candidate() {
+	local cand=$1 round=$2 dir=$WORK/$1.r$2 pid="" v
+	declare -A got=()
+	mkdir "$dir" || { FAILMSG="mkdir $dir"; return 1; }
+	mount_candidate "$cand" "$dir" || { FAILMSG="mount: $FAILMSG"; return 1; }
+	pid=$ACTIVE_PIDS
+	cd "$MNT" || { FAILMSG="cd $MNT"; return 1; }
+
+	run_timed "$LOGDIR/write.log" dd if=/dev/zero of=zero bs=131072 count=2000 conv=fsync &&
+		dd_rate "$LOGDIR/write.log" || { FAILMSG="WRITE: $FAILMSG"; return 1; }
+	got[WRITE]=$RATE
+	drop_caches || { FAILMSG="cannot drop the page cache"; return 1; }
+	run_timed "$LOGDIR/read.log" dd if=zero of=/dev/null bs=131072 count=2000 &&
+		dd_rate "$LOGDIR/read.log" || { FAILMSG="READ: $FAILMSG"; return 1; }
+	got[READ]=$RATE
+	rm zero || { FAILMSG="rm zero failed"; return 1; }
+
+	if [[ $DD_ONLY -eq 0 ]]; then
+		if [[ -n $pid ]]; then
+			# Reset the daemon's VmHWM to its current RSS: VmHWM after UNTAR
+			# is then the peak during UNTAR.
+			echo 5 >"/proc/$pid/clear_refs" || { FAILMSG="cannot reset VmHWM of $pid"; return 1; }
+		fi
+		run_timed "$LOGDIR/untar.log" tar xf "$TAR" || { FAILMSG="UNTAR: $FAILMSG"; return 1; }
+		got[UNTAR]=$SECS
+		if [[ -n $pid ]]; then
+			v=$(proc_mem_kb "$pid" VmHWM)
+			[[ -n $v ]] || { FAILMSG="the daemon $pid is gone after UNTAR"; return 1; }
+			got[RSS]=$(awk -v k="$v" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')
+		fi
+		run_timed "$LOGDIR/md5.log" md5sum --quiet -c "$MD5" || { FAILMSG="MD5: $FAILMSG"; return 1; }
+		got[MD5]=$SECS
+		run_timed "$LOGDIR/ls.log" ls -lR "$TREE_TOP" || { FAILMSG="LS: $FAILMSG"; return 1; }
+		got[LS]=$SECS
+		run_timed "$LOGDIR/rm.log" rm -rf "$TREE_TOP" || { FAILMSG="RM: $FAILMSG"; return 1; }
+		got[RM]=$SECS
+		[[ ! -e $TREE_TOP ]] || { FAILMSG="RM: $TREE_TOP still exists"; return 1; }
+
+		local n
+		for n in 4 16; do
+			mkdir "dbench$n" || { FAILMSG="mkdir dbench$n"; return 1; }
+			bg_run timeout -k 10 $PHASE_TIMEOUT dbench "$n" -t "$DBENCH_T" -c "$DBENCH_LOADFILE" -D "$MNT/dbench$n" \
+				>"$LOGDIR/dbench.log" 2>&1 </dev/null || {
+				FAILMSG="DBENCH$n: dbench exited with $?: $(grep -i -m 3 -E 'error|fail' "$LOGDIR/dbench.log" | tr '\n' ' ')"
+				return 1
+			}
+			v=$(awk '/^Throughput [0-9.]+ MB\/sec/ {print $2}' "$LOGDIR/dbench.log" | tail -n 1)
+			[[ -n $v ]] || { FAILMSG="DBENCH$n: no Throughput line: $(tail -n 3 "$LOGDIR/dbench.log" | tr '\n' ' ')"; return 1; }
+			got[DBENCH$n]=$v
+			rm -rf "dbench$n" || { FAILMSG="rm -rf dbench$n failed"; return 1; }
+		done
+
+		mkdir fio || { FAILMSG="mkdir fio"; return 1; }
+		bg_run timeout -k 10 $PHASE_TIMEOUT fio --name=randrw --directory="$MNT/fio" --rw=randrw --bs=4k --size=64m \
+			--runtime="$FIO_T" --time_based --ioengine=psync --numjobs=1 \
+			--output-format=json --output="$LOGDIR/fio.json" >"$LOGDIR/fio.log" 2>&1 </dev/null || {
+			FAILMSG="FIO: fio exited with $?: $(tail -n 3 "$LOGDIR/fio.log" | tr '\n' ' ')"
+			return 1
+		}
+		v=$(node -e '
+			const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).jobs[0];
+			if (j.error !== 0 || !(j.read.iops > 0) || !(j.write.iops > 0)) { console.error("fio job error " + j.error); process.exit(1); }
+			console.log((j.read.iops + j.write.iops).toFixed(0));' "$LOGDIR/fio.json" 2>>"$LOGDIR/fio.log") ||
+			{ FAILMSG="FIO: cannot read fio's result: $(tail -n 3 "$LOGDIR/fio.log" | tr '\n' ' ')"; return 1; }
+		got[FIO]=$v
+		rm -rf fio || { FAILMSG="rm -rf fio failed"; return 1; }
+	fi
+
+	if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+		FAILMSG="the daemon $pid died during the round"
+		return 1
+	fi
+	cd / || return 1
+	unmount_active || { FAILMSG="unmount failed"; return 1; }
+	rm -rf "$dir" || { FAILMSG="rm -rf $dir failed"; return 1; }
+	# Only a complete round counts.
+	local p
+	for p in "${PHASES[@]}"; do
+		[[ -n ${got[$p]:-} ]] || continue
+		RES["$cand,$p"]+="${got[$p]} "
+		ROUNDV["$cand,$round,$p"]=${got[$p]}
+		printf '%s=%s ' "$p" "$(fmt "$p" "${got[$p]}")"
+		printf '%s\t%s\t%s\t%s\n' "$round" "$cand" "$p" "${got[$p]}" >>"$TSV"
+	done
+	echo "($(awk -v a="$t_c" -v b="$(now)" 'BEGIN {printf "%.0f", b - a}') s)"
+}
+
+mkdir -p "$CACHE/results"
+TSV=$CACHE/results/benchmark-$(date -u +%Y%m%dT%H%M%SZ).tsv
+{
+	echo "# $MACHINE"
+	echo "# Versions: $VERSIONS"
+	echo "# Tree: $TREE_DESC"
+	printf 'round\tcandidate\tphase\tvalue\n'
+} >"$TSV"
+
+T_START=$(now)
+for ((round = 1; round <= ROUNDS; round++)); do
+	echo
+	echo "=== Round $round of $ROUNDS ($(date -u +%H:%M:%S) UTC, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+	nc=${#CANDIDATES[@]}
+	for ((k = 0; k < nc; k++)); do
+		cand=${CANDIDATES[$(((k + round - 1) % nc))]}
+		if [[ -n ${FAILED[$cand]:-} ]]; then
+			echo "$(printf '%-21s' "$cand") skipped (failed earlier)"
+			continue
+		fi
+		printf '%-21s ' "$cand"
+		FAILMSG=""
+		t_c=$(now)
+		if ! bench_candidate "$cand" "$round"; then
+			FAILED[$cand]="round $round: $FAILMSG"
+			echo
+			echo "FAILED: $cand, round $round: $FAILMSG" >&2
+			cd / || true
+			unmount_active
+			if ! grep -qF " $WORK/" /proc/mounts; then rm -rf "${WORK:?}/$cand.r$round"; fi
+		fi
+	done
+	el=$(elapsed "$T_START" "$(now)")
+	echo "--- after round $round: $(awk -v s="$el" -v r="$round" 'BEGIN {printf "%.1f min", s / r / 60}') per round on average; about $(awk -v s="$el" -v r="$round" -v n="$ROUNDS" 'BEGIN {printf "%.0f", s / r * (n - r) / 60}') min to go"
+done
+TOTAL_MIN=$(awk -v s="$(elapsed "$T_START" "$(now)")" 'BEGIN {printf "%.1f", s / 60}')
+
+# ---------------------------------------------------------------- report
+
+median() {
+	tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g |
+		awk '{ a[NR] = $1 } END { if (NR == 0) exit 1; if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+declare -A MED=()
+for c in "${CANDIDATES[@]}"; do
+	for p in "${PHASES[@]}"; do
+		[[ -z ${FAILED[$c]:-} && -n ${RES["$c,$p"]:-} ]] || continue
+		MED["$c,$p"]=$(median "${RES["$c,$p"]}")
+	done
+done
+
+header() { # title
+	printf '%-21s' "$1"
+	for p in "${PHASES[@]}"; do printf ' %9s' "$p"; done
+	echo
+	printf '%-21s' ""
+	for p in "${PHASES[@]}"; do printf ' %9s' "${UNIT[$p]}"; done
+	echo
+}
+
+echo
+echo "======================================================================"
+echo "$MACHINE"
+echo "Versions: $VERSIONS"
+[[ $DD_ONLY -eq 0 ]] && echo "Tree: $TREE_DESC; dbench -t $DBENCH_T (loadfile $DBENCH_LOADFILE); fio randrw 4k psync 64m, ${FIO_T}s"
+echo "Rounds: $ROUNDS (interleaved; took $TOTAL_MIN min); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "Median of $ROUNDS round(s):"
+header candidate
+for c in "${CANDIDATES[@]}"; do
+	printf '%-21s' "$c"
+	for p in "${PHASES[@]}"; do
+		if [[ -n ${FAILED[$c]:-} ]]; then
+			printf ' %9s' FAILED
+		elif [[ -n ${MED["$c,$p"]:-} ]]; then
+			printf ' %9s' "$(fmt "$p" "${MED["$c,$p"]}")"
+		else
+			printf ' %9s' -
+		fi
+	done
+	echo
+done
+
+REF=gocryptfs
+echo
+if [[ -n ${MED["$REF,WRITE"]:-} ]]; then
+	echo "Ratio to $REF (candidate / $REF; MB/s and IOPS: more is better, s: less is better):"
+	header candidate
+	for c in "${CANDIDATES[@]}"; do
+		printf '%-21s' "$c"
+		for p in "${PHASES[@]}"; do
+			a=${MED["$c,$p"]:-}
+			b=${MED["$REF,$p"]:-}
+			if [[ -n $a && -n $b ]] && awk -v b="$b" 'BEGIN { exit !(b > 0) }'; then
+				printf ' %9s' "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2fx", a / b }')"
+			else
+				printf ' %9s' -
+			fi
+		done
+		echo
+	done
+else
+	echo "No ratios: $REF has no results in this run."
+fi
+
+echo
+echo "Every round:"
+header "candidate, round"
+for c in "${CANDIDATES[@]}"; do
+	for ((r = 1; r <= ROUNDS; r++)); do
+		[[ -n ${ROUNDV["$c,$r,${PHASES[0]}"]:-} ]] || continue
+		printf '%-21s' "$c r$r"
+		for p in "${PHASES[@]}"; do
+			v=${ROUNDV["$c,$r,$p"]:-}
+			if [[ -n $v ]]; then printf ' %9s' "$(fmt "$p" "$v")"; else printf ' %9s' -; fi
+		done
+		echo
+	done
+done
+if [[ $DD_ONLY -eq 0 ]]; then
+	echo
+	echo "Peak RSS of the mount daemon during UNTAR (VmHWM, MB = 10^6 B; median and max over rounds):"
+	for c in "${CANDIDATES[@]}"; do
+		[[ -n ${RES["$c,RSS"]:-} ]] || continue
+		mx=$(tr ' ' '\n' <<<"${RES["$c,RSS"]}" | grep -v '^$' | sort -g | tail -n 1)
+		printf '  %-21s median %6.1f MB, max %6.1f MB\n' "$c" "$(median "${RES["$c,RSS"]}")" "$mx"
+	done
+fi
+echo
+echo "Raw results: $TSV"
+for n in "${NOTES[@]}"; do echo "Note: $n"; done
+if [[ ${#FAILED[@]} -gt 0 ]]; then
+	echo
+	for c in "${!FAILED[@]}"; do echo "FAILED: $c: ${FAILED[$c]}"; done
+	exit 1
+fi
+exit 0
