@@ -6,6 +6,7 @@ import { promises as fsp, constants as C } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from '../crypto/index.js';
 import { fsError } from '../util/errors.js';
+import { readHead } from '../util/fs-ops.js';
 
 export const DIRIV_NAME = 'gocryptfs.diriv';
 export const DIRIV_LEN = 16;
@@ -16,17 +17,10 @@ export const ZERO_IV: Buffer = Buffer.alloc(DIRIV_LEN);
 /** Reads a directory's IV. A missing, short, long or all-zero file is EIO. */
 export async function readDirIV(cipherDir: string): Promise<Buffer> {
   const path = join(cipherDir, DIRIV_NAME);
-  const fh = await fsp.open(path, 'r');
-  try {
-    const buf = Buffer.alloc(DIRIV_LEN + 1);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    if (bytesRead !== DIRIV_LEN) throw fsError('EIO', 'open', path, `diriv is ${bytesRead === 17 ? 'too long' : `${bytesRead} bytes`}`);
-    const iv = buf.subarray(0, DIRIV_LEN);
-    if (iv.every((b) => b === 0)) throw fsError('EIO', 'open', path, 'diriv is all zero');
-    return iv;
-  } finally {
-    await fh.close();
-  }
+  const iv = await readHead(path, DIRIV_LEN + 1);
+  if (iv.length !== DIRIV_LEN) throw fsError('EIO', 'open', path, `diriv is ${iv.length === DIRIV_LEN + 1 ? 'too long' : `${iv.length} bytes`}`);
+  if (iv.every((b) => b === 0)) throw fsError('EIO', 'open', path, 'diriv is all zero');
+  return iv;
 }
 
 /** Creates the IV file of a new directory (the directory must be writable). */

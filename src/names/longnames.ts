@@ -8,6 +8,7 @@ import { promises as fsp, constants as C } from 'node:fs';
 import { join } from 'node:path';
 import { b64Encode } from './b64.js';
 import { hasCode } from '../util/errors.js';
+import { fsx } from '../util/fs-ops.js';
 
 export const LONGNAME_PREFIX = 'gocryptfs.longname.';
 export const LONGNAME_SUFFIX = '.name';
@@ -31,7 +32,7 @@ export function hashLongName(cname: string, raw64: boolean): string {
 export async function readLongName(dir: string, hashed: string): Promise<string | null> {
   let buf: Buffer;
   try {
-    buf = await fsp.readFile(join(dir, hashed + LONGNAME_SUFFIX));
+    buf = (await fsx.readFile(join(dir, hashed + LONGNAME_SUFFIX))) as Buffer;
   } catch (err) {
     if (hasCode(err, 'ENOENT')) return null;
     throw err;

@@ -1,34 +1,49 @@
-/** Positional I/O on raw file descriptors, complete (no short reads/writes left to the caller). */
+/**
+ * Positional I/O on raw file descriptors, complete (no short reads/writes
+ * left to the caller), in the style src/util/fs-ops.ts chose: direct system
+ * calls, or the libuv thread pool. fsync and fdatasync always go to the
+ * thread pool: they wait for the disk.
+ */
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
+import { DIRECT_IO } from '../util/fs-ops.js';
 
-const read = promisify(fs.read);
-const write = promisify(fs.write);
-export const fstat = promisify(fs.fstat);
+const readAsync = promisify(fs.read);
+const writeAsync = promisify(fs.write);
+const read = async (fd: number, buf: Buffer, off: number, len: number, pos: number): Promise<number> =>
+  DIRECT_IO ? fs.readSync(fd, buf, off, len, pos) : (await readAsync(fd, buf, off, len, pos)).bytesRead;
+const write = async (fd: number, data: Uint8Array, off: number, len: number, pos: number): Promise<number> =>
+  DIRECT_IO ? fs.writeSync(fd, data, off, len, pos) : (await writeAsync(fd, data, off, len, pos)).bytesWritten;
+
+const fstatAsync = promisify(fs.fstat);
+export const fstat = async (fd: number): Promise<fs.Stats> => (DIRECT_IO ? fs.fstatSync(fd) : fstatAsync(fd));
 export const fstatBig = (fd: number): Promise<fs.BigIntStats> =>
-  new Promise((resolve, reject) => fs.fstat(fd, { bigint: true }, (err, st) => (err ? reject(err) : resolve(st))));
-export const ftruncate = promisify(fs.ftruncate);
+  DIRECT_IO
+    ? Promise.resolve().then(() => fs.fstatSync(fd, { bigint: true }))
+    : new Promise((resolve, reject) => fs.fstat(fd, { bigint: true }, (err, st) => (err ? reject(err) : resolve(st))));
+const ftruncateAsync = promisify(fs.ftruncate);
+export const ftruncate = async (fd: number, len: number): Promise<void> => (DIRECT_IO ? fs.ftruncateSync(fd, len) : ftruncateAsync(fd, len));
+const closeAsync = promisify(fs.close);
+export const closeFd = async (fd: number): Promise<void> => (DIRECT_IO ? fs.closeSync(fd) : closeAsync(fd));
+const openAsync = promisify(fs.open);
+export const openFd = async (path: string, flags: number, mode?: number): Promise<number> =>
+  DIRECT_IO ? fs.openSync(path, flags, mode) : openAsync(path, flags, mode);
 export const fsync = promisify(fs.fsync);
 export const fdatasync = promisify(fs.fdatasync);
-export const closeFd = promisify(fs.close);
-export const openFd = promisify(fs.open);
 
 /** Reads up to `length` bytes at `position`; fewer only at end of file. */
 export async function preadFull(fd: number, length: number, position: number): Promise<Buffer> {
   const buf = Buffer.allocUnsafe(length);
   let done = 0;
   while (done < length) {
-    const { bytesRead } = await read(fd, buf, done, length - done, position + done);
-    if (bytesRead === 0) break;
-    done += bytesRead;
+    const n = await read(fd, buf, done, length - done, position + done);
+    if (n === 0) break;
+    done += n;
   }
   return done === length ? buf : buf.subarray(0, done);
 }
 
 export async function pwriteFull(fd: number, data: Uint8Array, position: number): Promise<void> {
   let done = 0;
-  while (done < data.length) {
-    const { bytesWritten } = await write(fd, data, done, data.length - done, position + done);
-    done += bytesWritten;
-  }
+  while (done < data.length) done += await write(fd, data, done, data.length - done, position + done);
 }

@@ -49,6 +49,7 @@ import {
 } from './options.js';
 import { PathMapper, type CipherEntry } from './path-mapper.js';
 import { VaultFile } from './vault-file.js';
+import { fsx } from '../util/fs-ops.js';
 import { setSize } from './stats.js';
 
 const execFileP = promisify(execFile);
@@ -185,7 +186,7 @@ export class Vault {
 
   private async lexists(p: string): Promise<boolean> {
     try {
-      await fsp.lstat(p);
+      await fsx.lstat(p);
       return true;
     } catch (err) {
       if (hasCode(err, 'ENOENT')) return false;
@@ -221,7 +222,7 @@ export class Vault {
     const p = await this.resolve(path, 'lstat');
     let st: Stats | BigIntStats;
     try {
-      st = opts.bigint ? await fsp.lstat(p, { bigint: true }) : await fsp.lstat(p);
+      st = opts.bigint ? await fsx.lstat(p, { bigint: true }) : await fsx.lstat(p);
     } catch (err) {
       throw this.plainError(err, 'lstat', path);
     }
@@ -236,7 +237,7 @@ export class Vault {
     const dir = await this.resolve(path, 'scandir');
     let names: string[];
     try {
-      names = await fsp.readdir(dir);
+      names = await fsx.readdir(dir);
     } catch (err) {
       throw this.plainError(err, 'scandir', path);
     }
@@ -274,7 +275,7 @@ export class Vault {
   async chmod(path: string, mode: number): Promise<void> {
     this.assertWritable('chmod', path);
     const p = await this.resolve(path, 'chmod');
-    await fsp.chmod(p, mode).catch((err) => {
+    await fsx.chmod(p, mode).catch((err) => {
       throw this.plainError(err, 'chmod', path);
     });
   }
@@ -282,7 +283,7 @@ export class Vault {
   async chown(path: string, uid: number, gid: number): Promise<void> {
     this.assertWritable('lchown', path);
     const p = await this.resolve(path, 'lchown');
-    await fsp.lchown(p, uid, gid).catch((err) => {
+    await fsx.lchown(p, uid, gid).catch((err) => {
       throw this.plainError(err, 'lchown', path);
     });
   }
@@ -291,7 +292,7 @@ export class Vault {
   async utimes(path: string, atime: number | Date, mtime: number | Date): Promise<void> {
     this.assertWritable('lutimes', path);
     const p = await this.resolve(path, 'lutimes');
-    await fsp.lutimes(p, atime, mtime).catch((err) => {
+    await fsx.lutimes(p, atime, mtime).catch((err) => {
       throw this.plainError(err, 'lutimes', path);
     });
   }
@@ -305,7 +306,7 @@ export class Vault {
   async access(path: string, mode: number = C.F_OK): Promise<void> {
     const p = await this.resolve(path, 'access');
     if (this.readOnly && (mode & C.W_OK) !== 0) throw fsError('EROFS', 'access', path);
-    await fsp.access(p, mode).catch((err) => {
+    await fsx.access(p, mode).catch((err) => {
       throw this.plainError(err, 'access', path);
     });
   }
@@ -329,7 +330,7 @@ export class Vault {
       if (this.nativeMknod) {
         const rc = this.nativeMknod(e.path, mode, dev);
         if (rc !== 0) throw Object.assign(fsError(errnoName(-rc), 'mknod'), { errno: -rc });
-        await fsp.chmod(e.path, mode & 0o7777); // mknod(2) applies the umask
+        await fsx.chmod(e.path, mode & 0o7777); // mknod(2) applies the umask
       } else {
         await runMknod(e.path, mode, dev);
       }
@@ -431,7 +432,7 @@ export class Vault {
     this.assertWritable('unlink', path);
     const e = await this.entry(path, 'unlink');
     try {
-      await fsp.unlink(e.path);
+      await fsx.unlink(e.path);
     } catch (err) {
       throw this.plainError(err, 'unlink', path);
     }
@@ -444,7 +445,7 @@ export class Vault {
     this.assertWritable('mkdir', path);
     const e = await this.entry(path, 'mkdir');
     try {
-      await this.withLongName(e, () => fsp.mkdir(e.path, { mode }));
+      await this.withLongName(e, () => fsx.mkdir(e.path, { mode }));
     } catch (err) {
       throw this.plainError(err, 'mkdir', path);
     }
@@ -452,15 +453,15 @@ export class Vault {
     try {
       // The diriv must be written before anything else goes in; make the
       // directory writable for that moment if its mode says otherwise (§8).
-      const st = await fsp.lstat(e.path);
+      const st = await fsx.lstat(e.path);
       const m = st.mode & 0o7777;
       const lacksWrite = (m & 0o300) !== 0o300;
-      if (lacksWrite) await fsp.chmod(e.path, m | 0o700);
+      if (lacksWrite) await fsx.chmod(e.path, m | 0o700);
       await createDirIV(e.path);
-      if (lacksWrite) await fsp.chmod(e.path, m);
+      if (lacksWrite) await fsx.chmod(e.path, m);
     } catch (err) {
-      await fsp.rm(join(e.path, DIRIV_NAME), { force: true }).catch(() => undefined);
-      await fsp.rmdir(e.path).catch(() => undefined);
+      await fsx.rm(join(e.path, DIRIV_NAME), { force: true }).catch(() => undefined);
+      await fsx.rmdir(e.path).catch(() => undefined);
       if (e.long) await deleteLongName(e.dir, e.diskName);
       throw this.plainError(err, 'mkdir', path);
     }
@@ -479,23 +480,23 @@ export class Vault {
 
   private async rmdirEntry(e: CipherEntry): Promise<void> {
     if (this.format.dirIV) {
-      const names = await fsp.readdir(e.path);
+      const names = await fsx.readdir(e.path);
       if (names.some((n) => n !== DIRIV_NAME)) throw fsError('ENOTEMPTY', 'rmdir');
       if (names.includes(DIRIV_NAME)) {
         const parked = join(e.dir, `${DIRIV_NAME}.rmdir.${randomBytes(8).readBigUInt64BE()}`);
-        await fsp.rename(join(e.path, DIRIV_NAME), parked);
+        await fsx.rename(join(e.path, DIRIV_NAME), parked);
         try {
-          await fsp.rmdir(e.path);
+          await fsx.rmdir(e.path);
         } catch (err) {
-          await fsp.rename(parked, join(e.path, DIRIV_NAME)).catch(() => undefined);
+          await fsx.rename(parked, join(e.path, DIRIV_NAME)).catch(() => undefined);
           throw err;
         }
-        await fsp.unlink(parked);
+        await fsx.unlink(parked);
       } else {
-        await fsp.rmdir(e.path);
+        await fsx.rmdir(e.path);
       }
     } else {
-      await fsp.rmdir(e.path);
+      await fsx.rmdir(e.path);
     }
     this.ivCache.forgetTree(e.path);
     if (e.long) await deleteLongName(e.dir, e.diskName);
@@ -509,7 +510,7 @@ export class Vault {
     const src = await this.entry(from, 'rename');
     const dst = await this.entry(to, 'rename');
     if (src.path === dst.path) return;
-    const doRename = (): Promise<void> => this.withLongName(dst, () => fsp.rename(src.path, dst.path));
+    const doRename = (): Promise<void> => this.withLongName(dst, () => fsx.rename(src.path, dst.path));
     try {
       try {
         await doRename();
@@ -529,7 +530,7 @@ export class Vault {
 
   private async isEmptyCipherDir(p: string): Promise<boolean> {
     try {
-      const names = await fsp.readdir(p);
+      const names = await fsx.readdir(p);
       return names.every((n) => this.format.dirIV && n === DIRIV_NAME);
     } catch {
       return false;
@@ -541,7 +542,7 @@ export class Vault {
     const src = await this.resolve(existing, 'link');
     const dst = await this.entry(newPath, 'link');
     try {
-      await this.withLongName(dst, () => fsp.link(src, dst.path));
+      await this.withLongName(dst, () => fsx.link(src, dst.path));
     } catch (err) {
       throw this.plainError(err, 'link', newPath);
     }
@@ -555,7 +556,7 @@ export class Vault {
     const e = await this.entry(path, 'symlink');
     const stored = this.encryptSymlinkTarget(target);
     try {
-      await this.withLongName(e, () => fsp.symlink(stored, e.path));
+      await this.withLongName(e, () => fsx.symlink(stored, e.path));
     } catch (err) {
       throw this.plainError(err, 'symlink', path);
     }
@@ -574,7 +575,7 @@ export class Vault {
   private async readlinkAt(cipherPath: string, path: string): Promise<string> {
     let stored: string;
     try {
-      stored = await fsp.readlink(cipherPath);
+      stored = await fsx.readlink(cipherPath);
     } catch (err) {
       throw this.plainError(err, 'readlink', path);
     }
@@ -599,7 +600,7 @@ export class Vault {
   private async xattrTarget(path: string, syscall: string): Promise<string | null> {
     const p = await this.resolve(path, syscall);
     try {
-      return (await fsp.lstat(p)).isSymbolicLink() ? null : p;
+      return (await fsx.lstat(p)).isSymbolicLink() ? null : p;
     } catch (err) {
       throw this.plainError(err, syscall, path);
     }
@@ -717,7 +718,7 @@ function xattrError(err: unknown, syscall: string): unknown {
 async function assertDir(dir: string): Promise<void> {
   let st: Stats;
   try {
-    st = await fsp.stat(dir);
+    st = await fsx.stat(dir);
   } catch (err) {
     throw fsError(hasCode(err) ? err.code : 'ENOENT', 'stat', dir, 'cipher directory is not accessible');
   }
@@ -726,7 +727,7 @@ async function assertDir(dir: string): Promise<void> {
 
 async function assertEmptyDir(dir: string): Promise<void> {
   await assertDir(dir);
-  const entries = await fsp.readdir(dir);
+  const entries = await fsx.readdir(dir);
   if (entries.length > 0) throw fsError('ENOTEMPTY', 'init', dir, 'cipher directory is not empty');
 }
 
