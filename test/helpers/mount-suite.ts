@@ -76,6 +76,21 @@ export function useMountTmp(label: string): { readonly tmp: string } {
 }
 
 /**
+ * useMountTmp plus a cipher directory `<tmp>/cipher` made by `impl -init`
+ * with `initFlags`, for test files that mount it in several ways.
+ */
+export function useCipherdir(label: string, impl: MountImpl, initFlags: string[] = []): { readonly tmp: string; readonly cipherdir: string } {
+  const dir = useMountTmp(label);
+  const fx = { tmp: '', cipherdir: '' };
+  before(async () => {
+    fx.tmp = dir.tmp;
+    fx.cipherdir = join(fx.tmp, 'cipher');
+    await initCipherdir(impl, fx.cipherdir, initFlags);
+  });
+  return fx;
+}
+
+/**
  * Sets up one test file: a temp dir, a cipher directory made by the
  * implementation under test (`-init` flags given), and a mount of it
  * (mount flags given). `teardown()` (called by the file's last test)

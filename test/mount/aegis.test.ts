@@ -4,13 +4,13 @@
  * and through the Vault, plus the cipher-side sizes of FORMAT.md §4.10.
  * gocryptfs 2.3 cannot mount AEGIS, so this runs on tscryptfs only.
  */
-import { test, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { Vault } from '../../src/index.js';
-import { initCipherdir, run, withMount } from '../helpers/mount.js';
-import { useMountTmp } from '../helpers/mount-suite.js';
+import { run, withMount } from '../helpers/mount.js';
+import { useCipherdir } from '../helpers/mount-suite.js';
 import { prng } from '../helpers/tree.js';
 
 const T = { timeout: 120_000 };
@@ -18,32 +18,25 @@ const SIZES = [0, 1, 4095, 4096, 4097, (1 << 20) + 13];
 /** AEGIS-256X2: nonce 32 + tag 16 per block, 18-byte header. */
 const cipherSize = (p: number): number => (p === 0 ? 0 : 18 + p + Math.ceil(p / 4096) * 48);
 
-let tmp = '';
-let cdir = '';
-const dir = useMountTmp('aegis');
-before(async () => {
-  tmp = dir.tmp;
-  cdir = join(tmp, 'cipher');
-  await initCipherdir('tscryptfs', cdir, ['-aegis']);
-});
+const fx = useCipherdir('aegis', 'tscryptfs', ['-aegis']);
 
 test('-aegis mount: cp -a / diff -r, tar round trip, sizes on disk as FORMAT.md §4.10', T, async () => {
-  const src = join(tmp, 'src');
+  const src = join(fx.tmp, 'src');
   await fsp.mkdir(join(src, 'sub'), { recursive: true });
   for (const size of SIZES) await fsp.writeFile(join(src, `f_${size}.bin`), prng(`aegis-${size}`, size));
   await fsp.symlink('../f_1.bin', join(src, 'sub', 'link'));
-  await withMount('tscryptfs', cdir, join(tmp, 'mnt'), {}, async (mnt) => {
+  await withMount('tscryptfs', fx.cipherdir, join(fx.tmp, 'mnt'), {}, async (mnt) => {
     const cp = await run('cp', ['-a', src, join(mnt, 'copy')]);
     assert.equal(cp.code, 0, cp.stderr);
     const diff = await run('diff', ['-r', src, join(mnt, 'copy')]);
     assert.equal(diff.code, 0, diff.stdout + diff.stderr);
-    const tarball = join(tmp, 'copy.tar');
+    const tarball = join(fx.tmp, 'copy.tar');
     assert.equal((await run('tar', ['-C', mnt, '-cf', tarball, 'copy'])).code, 0);
     await fsp.mkdir(join(mnt, 'x'));
     assert.equal((await run('tar', ['-C', join(mnt, 'x'), '-xf', tarball])).code, 0);
     assert.equal((await run('diff', ['-r', src, join(mnt, 'x', 'copy')])).code, 0);
   });
-  const v = await Vault.open(cdir, { password: 'test' });
+  const v = await Vault.open(fx.cipherdir, { password: 'test' });
   try {
     for (const size of SIZES) {
       const p = `/copy/f_${size}.bin`;
@@ -56,7 +49,7 @@ test('-aegis mount: cp -a / diff -r, tar round trip, sizes on disk as FORMAT.md 
 });
 
 test('-aegis mount: partial writes, holes, truncate, append and sqlite3 integrity', T, async () => {
-  await withMount('tscryptfs', cdir, join(tmp, 'mnt2'), {}, async (mnt) => {
+  await withMount('tscryptfs', fx.cipherdir, join(fx.tmp, 'mnt2'), {}, async (mnt) => {
     const f = join(mnt, 'rmw.bin');
     const model = Buffer.alloc(20000);
     const fh = await fsp.open(f, 'w+');

@@ -6,7 +6,7 @@
  * every byte written before on disk. Each failure must leave nothing
  * mounted.
  */
-import { test, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { constants as C, promises as fsp } from 'node:fs';
@@ -16,7 +16,6 @@ import {
   cleanupMountsUnder,
   daemonPids,
   FUSERMOUNT,
-  initCipherdir,
   isAlive,
   isMounted,
   mountEntries,
@@ -29,19 +28,11 @@ import {
   waitFor,
   withMount,
 } from '../helpers/mount.js';
-import { assertBytes, assertFsckClean, rejectsWith, useMountTmp } from '../helpers/mount-suite.js';
+import { assertBytes, assertFsckClean, rejectsWith, useCipherdir } from '../helpers/mount-suite.js';
 
 const T = { timeout: 60_000 };
 const impl = MOUNT_IMPL;
-let tmp = '';
-let cdir = '';
-
-const dir = useMountTmp('lifecycle');
-before(async () => {
-  tmp = dir.tmp;
-  cdir = join(tmp, 'cipher');
-  await initCipherdir(impl, cdir);
-});
+const fx = useCipherdir('lifecycle', impl);
 
 function assertNothingMounted(mnt: string): void {
   assert.equal(isMounted(mnt), false, `${mnt} must not be mounted`);
@@ -49,48 +40,48 @@ function assertNothingMounted(mnt: string): void {
 }
 
 test('a missing mount point: exit 10, a message naming it, nothing mounted', T, async () => {
-  const mnt = join(tmp, 'does-not-exist');
-  const a = await tryMount(impl, cdir, mnt, { createMountpoint: false });
+  const mnt = join(fx.tmp, 'does-not-exist');
+  const a = await tryMount(impl, fx.cipherdir, mnt, { createMountpoint: false });
   assert.equal(a.code, 10, `${a.command}\n${a.output}`);
   assert.match(a.output, /does-not-exist/);
   assertNothingMounted(mnt);
 });
 
 test('a missing cipher directory: exit 6, nothing mounted', T, async () => {
-  const mnt = join(tmp, 'mnt-nocipher');
-  const a = await tryMount(impl, join(tmp, 'no-cipher'), mnt);
+  const mnt = join(fx.tmp, 'mnt-nocipher');
+  const a = await tryMount(impl, join(fx.tmp, 'no-cipher'), mnt);
   assert.equal(a.code, 6, `${a.command}\n${a.output}`);
   assertNothingMounted(mnt);
   assert.deepEqual(await fsp.readdir(mnt), []);
 });
 
 test('a wrong password: exit 12, "Password incorrect", nothing mounted', T, async () => {
-  const mnt = join(tmp, 'mnt-wrongpw');
-  const a = await tryMount(impl, cdir, mnt, { password: 'wrong' });
+  const mnt = join(fx.tmp, 'mnt-wrongpw');
+  const a = await tryMount(impl, fx.cipherdir, mnt, { password: 'wrong' });
   assert.equal(a.code, 12, `${a.command}\n${a.output}`);
   assert.match(a.output, /password incorrect/i);
   assertNothingMounted(mnt);
 });
 
 test('a non-empty mount point: exit 10 without -nonempty; with it the mount hides the files until unmounted', T, async () => {
-  const mnt = join(tmp, 'mnt-nonempty');
+  const mnt = join(fx.tmp, 'mnt-nonempty');
   await fsp.mkdir(mnt);
   await fsp.writeFile(join(mnt, 'underneath.txt'), 'shadowed');
-  const a = await tryMount(impl, cdir, mnt);
+  const a = await tryMount(impl, fx.cipherdir, mnt);
   assert.equal(a.code, 10, `${a.command}\n${a.output}`);
   assert.match(a.output, /not empty/i);
   assertNothingMounted(mnt);
-  await withMount(impl, cdir, mnt, { flags: ['-nonempty'] }, async (m) => {
+  await withMount(impl, fx.cipherdir, mnt, { flags: ['-nonempty'] }, async (m) => {
     assert.ok(!(await fsp.readdir(m)).includes('underneath.txt'), 'the mount covers the directory');
   });
   assert.deepEqual(await fsp.readdir(mnt), ['underneath.txt']);
 });
 
 test('a second mount on a busy mount point fails with exit 10; the first mount is unaffected', T, async () => {
-  const mnt = join(tmp, 'mnt-busy');
-  await withMount(impl, cdir, mnt, {}, async (m) => {
+  const mnt = join(fx.tmp, 'mnt-busy');
+  await withMount(impl, fx.cipherdir, mnt, {}, async (m) => {
     await fsp.writeFile(join(m, 'first.txt'), 'from the first mount');
-    const a = await tryMount(impl, cdir, m);
+    const a = await tryMount(impl, fx.cipherdir, m);
     assert.equal(a.code, 10, `${a.command}\n${a.output}`);
     assert.equal(mountEntries(m).length, 1, 'still exactly one mount');
     assert.equal(await fsp.readFile(join(m, 'first.txt'), 'utf8'), 'from the first mount');
@@ -102,8 +93,8 @@ test('a second mount on a busy mount point fails with exit 10; the first mount i
 
 test('unmount while a file is open or a process has its cwd inside: "Device or resource busy", the mount stays usable, then unmounts', T, async () => {
   assert.ok(FUSERMOUNT, 'fusermount3 is needed');
-  const mnt = join(tmp, 'mnt-open');
-  await mountImpl(impl, cdir, mnt);
+  const mnt = join(fx.tmp, 'mnt-open');
+  await mountImpl(impl, fx.cipherdir, mnt);
   try {
     const h = await fsp.open(join(mnt, 'held-open.txt'), 'w+');
     try {
@@ -140,17 +131,17 @@ test('unmount while a file is open or a process has its cwd inside: "Device or r
     await unmountAndReap(mnt).catch(() => undefined);
   }
   assertNothingMounted(mnt);
-  await withMount(impl, cdir, mnt, {}, async (m) => {
+  await withMount(impl, fx.cipherdir, mnt, {}, async (m) => {
     assert.equal(await fsp.readFile(join(m, 'held-open.txt'), 'utf8'), 'written before the unmount attempt\nand after it\n');
   });
 });
 
 test('-ro: reading works; writing, creating, removing fail with EROFS', T, async () => {
-  const mnt = join(tmp, 'mnt-ro');
-  await withMount(impl, cdir, mnt, {}, async (m) => {
+  const mnt = join(fx.tmp, 'mnt-ro');
+  await withMount(impl, fx.cipherdir, mnt, {}, async (m) => {
     await fsp.writeFile(join(m, 'ro.txt'), 'read me');
   });
-  await withMount(impl, cdir, mnt, { flags: ['-ro'] }, async (m) => {
+  await withMount(impl, fx.cipherdir, mnt, { flags: ['-ro'] }, async (m) => {
     assert.ok(mountEntries(m)[0]!.options.split(',').includes('ro'), 'mounted ro');
     assert.equal(await fsp.readFile(join(m, 'ro.txt'), 'utf8'), 'read me');
     await rejectsWith(fsp.writeFile(join(m, 'ro.txt'), 'x'), 'EROFS', 'write');
@@ -175,8 +166,8 @@ async function writeMix(m: string, tag: string): Promise<Awaited<ReturnType<type
 }
 
 test('SIGTERM to the background daemon unmounts and ends it; all data written before is there after a remount', T, async () => {
-  const mnt = join(tmp, 'mnt-sigterm');
-  await mountImpl(impl, cdir, mnt);
+  const mnt = join(fx.tmp, 'mnt-sigterm');
+  await mountImpl(impl, fx.cipherdir, mnt);
   let written;
   try {
     written = await writeMix(mnt, 'sigterm');
@@ -188,16 +179,16 @@ test('SIGTERM to the background daemon unmounts and ends it; all data written be
   } finally {
     await unmountAndReap(mnt).catch(() => undefined);
   }
-  await withMount(impl, cdir, mnt, {}, async (m) => {
+  await withMount(impl, fx.cipherdir, mnt, {}, async (m) => {
     assert.deepEqual(await readManifest(fsSide(join(m, 'sigterm'))), written, 'everything written before SIGTERM is there');
   });
-  await assertFsckClean(cdir);
+  await assertFsckClean(fx.cipherdir);
 });
 
 for (const how of ['SIGINT', 'SIGTERM', 'fusermount -u'] as const) {
   test(`-fg: ${how} unmounts, the process exits 0 (gocryptfs: 15 after a signal), and the data is there`, T, async () => {
-    const mnt = join(tmp, `mnt-fg-${how.replace(/\W+/g, '')}`);
-    const fg = await mountForeground(impl, cdir, mnt);
+    const mnt = join(fx.tmp, `mnt-fg-${how.replace(/\W+/g, '')}`);
+    const fg = await mountForeground(impl, fx.cipherdir, mnt);
     try {
       const data = prng(`fg-${how}`, 200_000);
       await fsp.writeFile(join(mnt, `fg-${how}.bin`), data);
@@ -215,7 +206,7 @@ for (const how of ['SIGINT', 'SIGTERM', 'fusermount -u'] as const) {
       const code = how !== 'fusermount -u' && impl === 'gocryptfs' ? 15 : 0;
       assert.deepEqual(res, { code, signal: null }, `exit status after ${how}\n${fg.log()}`);
       assert.equal(isMounted(mnt), false, 'unmounted');
-      await withMount(impl, cdir, mnt, {}, async (m) => {
+      await withMount(impl, fx.cipherdir, mnt, {}, async (m) => {
         assertBytes(await fsp.readFile(join(m, `fg-${how}.bin`)), data, `data written before ${how}`);
       });
     } finally {
@@ -226,5 +217,5 @@ for (const how of ['SIGINT', 'SIGTERM', 'fusermount -u'] as const) {
 }
 
 test('nothing left mounted or running', async () => {
-  assert.deepEqual(await cleanupMountsUnder(tmp), []);
+  assert.deepEqual(await cleanupMountsUnder(fx.tmp), []);
 });

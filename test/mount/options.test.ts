@@ -5,7 +5,7 @@
  * background mount (messages to syslog) that must return with its output
  * pipes closed.
  */
-import { test, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
@@ -13,7 +13,6 @@ import { join } from 'node:path';
 import { Vault } from '../../src/index.js';
 import {
   daemonPids,
-  initCipherdir,
   isMounted,
   logPathFor,
   mountEntries,
@@ -22,25 +21,17 @@ import {
   waitFor,
   withMount,
 } from '../helpers/mount.js';
-import { useMountTmp } from '../helpers/mount-suite.js';
+import { useCipherdir } from '../helpers/mount-suite.js';
 import { BIN } from '../helpers/paths.js';
 
 const T = { timeout: 60_000 };
 const impl = MOUNT_IMPL;
-let tmp = '';
-let cdir = '';
-
-const dir = useMountTmp('options');
-before(async () => {
-  tmp = dir.tmp;
-  cdir = join(tmp, 'cipher');
-  await initCipherdir(impl, cdir);
-});
+const fx = useCipherdir('options', impl);
 
 const options = (mnt: string): string[] => mountEntries(mnt)[0]!.options.split(',');
 
 test('-fsname, -ko, -noexec, -suid and -allow_other reach the kernel', T, async () => {
-  await withMount(impl, cdir, join(tmp, 'm1'), { flags: ['-fsname', 'myvault', '-ko', 'noatime', '-noexec', '-suid', '-allow_other'] }, async (mnt) => {
+  await withMount(impl, fx.cipherdir, join(fx.tmp, 'm1'), { flags: ['-fsname', 'myvault', '-ko', 'noatime', '-noexec', '-suid', '-allow_other'] }, async (mnt) => {
     const e = mountEntries(mnt)[0]!;
     assert.equal(e.source, 'myvault');
     const o = options(mnt);
@@ -52,9 +43,9 @@ test('-fsname, -ko, -noexec, -suid and -allow_other reach the kernel', T, async 
 });
 
 test('-o in mount(8) syntax: passfile=..., ro, generic kernel options', T, async () => {
-  const pw = join(tmp, 'pw');
+  const pw = join(fx.tmp, 'pw');
   await fsp.writeFile(pw, 'test\n');
-  await withMount(impl, cdir, join(tmp, 'm2'), { password: false, flags: ['-o', `passfile=${pw},ro,noatime`] }, async (mnt) => {
+  await withMount(impl, fx.cipherdir, join(fx.tmp, 'm2'), { password: false, flags: ['-o', `passfile=${pw},ro,noatime`] }, async (mnt) => {
     const o = options(mnt);
     assert.ok(o.includes('ro') && o.includes('noatime'), o.join(','));
     await assert.rejects(fsp.writeFile(join(mnt, 'g'), 'x'), { code: 'EROFS' });
@@ -62,29 +53,29 @@ test('-o in mount(8) syntax: passfile=..., ro, generic kernel options', T, async
 });
 
 test('-config and -masterkey mount the same filesystem', T, async () => {
-  const moved = join(tmp, 'elsewhere.conf');
-  await fsp.copyFile(join(cdir, 'gocryptfs.conf'), moved);
-  await withMount(impl, cdir, join(tmp, 'm3'), { flags: ['-config', moved] }, async (mnt) => {
+  const moved = join(fx.tmp, 'elsewhere.conf');
+  await fsp.copyFile(join(fx.cipherdir, 'gocryptfs.conf'), moved);
+  await withMount(impl, fx.cipherdir, join(fx.tmp, 'm3'), { flags: ['-config', moved] }, async (mnt) => {
     await fsp.writeFile(join(mnt, 'via-config'), 'c');
   });
-  const v = await Vault.open(cdir, { password: 'test' });
+  const v = await Vault.open(fx.cipherdir, { password: 'test' });
   const key = Buffer.from(v.getMasterKey()).toString('hex');
   await v.close();
-  await withMount(impl, cdir, join(tmp, 'm4'), { password: false, flags: [`-masterkey=${key}`] }, async (mnt) => {
+  await withMount(impl, fx.cipherdir, join(fx.tmp, 'm4'), { password: false, flags: [`-masterkey=${key}`] }, async (mnt) => {
     assert.equal(await fsp.readFile(join(mnt, 'via-config'), 'utf8'), 'c');
   });
 });
 
 test('-sharedstorage mounts and works', T, async () => {
-  await withMount(impl, cdir, join(tmp, 'm5'), { flags: ['-sharedstorage'] }, async (mnt) => {
+  await withMount(impl, fx.cipherdir, join(fx.tmp, 'm5'), { flags: ['-sharedstorage'] }, async (mnt) => {
     await fsp.writeFile(join(mnt, 'shared'), 'data');
     assert.equal((await fsp.stat(join(mnt, 'shared'))).size, 4);
   });
 });
 
 test('-idle unmounts after the quiet period, not while a file is open', T, async () => {
-  const mnt = join(tmp, 'm6');
-  await withMount(impl, cdir, mnt, { flags: ['-idle', '1s'] }, async () => {
+  const mnt = join(fx.tmp, 'm6');
+  await withMount(impl, fx.cipherdir, mnt, { flags: ['-idle', '1s'] }, async () => {
     const fh = await fsp.open(join(mnt, 'held'), 'w');
     await new Promise((r) => setTimeout(r, 2500));
     assert.ok(isMounted(mnt), 'an open file keeps the mount');
@@ -98,13 +89,13 @@ test('-idle unmounts after the quiet period, not while a file is open', T, async
 });
 
 test('the default background mount returns with its output closed, and logs go to syslog', T, async () => {
-  const mnt = join(tmp, 'm7');
+  const mnt = join(fx.tmp, 'm7');
   await fsp.mkdir(mnt);
   const args = impl === 'tscryptfs' ? [BIN] : [];
   const cmd = impl === 'tscryptfs' ? process.execPath : '/usr/bin/gocryptfs';
   // Pipes, not files: the command must not hold them open after it returns.
   const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
-    const child = spawn(cmd, [...args, '-extpass', 'echo test', cdir, mnt], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, [...args, '-extpass', 'echo test', fx.cipherdir, mnt], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -131,7 +122,7 @@ test('-notifypid: the waiting process gets SIGUSR1 once the mount is ready', T, 
   };
   process.on('SIGUSR1', onUsr1);
   try {
-    await withMount(impl, cdir, join(tmp, 'm8'), { flags: ['-notifypid', String(process.pid)] }, async (mnt) => {
+    await withMount(impl, fx.cipherdir, join(fx.tmp, 'm8'), { flags: ['-notifypid', String(process.pid)] }, async (mnt) => {
       assert.ok(await waitFor(() => got === 1, 5_000), 'SIGUSR1 arrived');
       assert.ok(isMounted(mnt));
     });
@@ -141,8 +132,8 @@ test('-notifypid: the waiting process gets SIGUSR1 once the mount is ready', T, 
 });
 
 test('-kernel_cache mounts and reads back; -fusedebug logs the FUSE requests', T, async () => {
-  const mnt = join(tmp, 'm9');
-  await withMount(impl, cdir, mnt, { flags: ['-kernel_cache', '-fusedebug'] }, async () => {
+  const mnt = join(fx.tmp, 'm9');
+  await withMount(impl, fx.cipherdir, mnt, { flags: ['-kernel_cache', '-fusedebug'] }, async () => {
     await fsp.writeFile(join(mnt, 'kc'), 'cached');
     assert.equal(await fsp.readFile(join(mnt, 'kc'), 'utf8'), 'cached');
   });
