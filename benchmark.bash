@@ -63,8 +63,17 @@
 #
 # Needs root (drop_caches, clear_refs of the daemon), tar, md5sum, dd, dbench
 # and fio (apt-get install dbench fio), gocryptfs, fuse3; encfs optional.
-# A default run (8 candidates, 3 rounds) takes about 35 minutes on a 2-core
-# machine; the script prints its own estimate first.
+# A default run (8 candidates, 3 rounds) took 43 minutes on the 2-core
+# reference machine with tscryptfs 0.1.0, 30 of them in the four tscryptfs
+# candidates' tree phases; it gets shorter as tscryptfs gets faster. The
+# script prints its estimate first and a projection after every round.
+# -only, -rounds, -dbench-time and -fio-time shorten it.
+#
+# tscryptfs runs from a copy of this checkout's bin/, dist/, package.json
+# and native/build/ taken at the start (node_modules linked), so that all
+# rounds measure the same build; the git commit printed is HEAD, with
+# "+uncommitted-changes" if src/, native/src, package.json or patches/
+# differ from it (dist/ is used as built; run npm run build first).
 
 set -uo pipefail
 export LC_ALL=C
@@ -72,7 +81,7 @@ export LC_ALL=C
 cd "$(dirname "$0")" || exit 2
 ROOT=$PWD
 MYNAME=$(basename "$0")
-TSCRYPTFS=("$(command -v node || echo node)" "$ROOT/bin/tscryptfs")
+NODE=$(command -v node || echo node)
 PASS=bench
 TAGVAR=TSCRYPTFS_BENCH_MNT
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/tscryptfs-bench
@@ -201,6 +210,22 @@ else
 fi
 LOGDIR=$WORK/logs
 mkdir -p "$LOGDIR"
+
+# tscryptfs runs from a snapshot of this checkout's build (bin, dist,
+# package.json, the native addons; node_modules linked), taken now: every
+# round measures the same build even if dist/ is rebuilt during the run.
+SNAP=$STAGE/tscryptfs
+for c in "${CANDIDATES[@]}"; do
+	[[ $c == tscryptfs* ]] || continue
+	mkdir -p "$SNAP/native" &&
+		cp -a "$ROOT/bin" "$ROOT/dist" "$ROOT/package.json" "$SNAP/" &&
+		ln -s "$ROOT/node_modules" "$SNAP/node_modules" || die "cannot copy the tscryptfs build to $SNAP"
+	if [[ -d $ROOT/native/build ]]; then
+		cp -a "$ROOT/native/build" "$SNAP/native/" || die "cannot copy native/build to $SNAP"
+	fi
+	break
+done
+TSCRYPTFS=("$NODE" "$SNAP/bin/tscryptfs")
 
 ACTIVE_MNT=""    # mountpoint currently mounted by us ("" if none)
 ACTIVE_PIDS=""   # daemon pids that we started for it
@@ -413,7 +438,8 @@ BACKING_FS=$(stat -f -c %T "$WORK")
 [[ $BACKING_FS == ext2/ext3 ]] && BACKING_FS=$(findmnt -n -o FSTYPE --target "$WORK" 2>/dev/null || echo "$BACKING_FS")
 MACHINE="Machine: ${CPU:-unknown CPU}, $(nproc) cores, ${MEM_GIB} GiB RAM, Linux $(uname -r), backing fs $BACKING_FS ($WORK)"
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ $COMMIT != unknown ]] && ! git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null; then
+# Uncommitted changes in what the build is made of (not in scripts or docs).
+if [[ $COMMIT != unknown ]] && ! git -C "$ROOT" diff --quiet HEAD -- src native/src native/binding.gyp package.json patches 2>/dev/null; then
 	COMMIT+="+uncommitted-changes"
 fi
 VERSIONS="tscryptfs $("${TSCRYPTFS[@]}" -version 2>/dev/null | head -n 1 | awk -F'; ' '{sub(/^tscryptfs /, "", $1); print $1 " (commit '"$COMMIT"', " $2 ")"}')"
@@ -477,19 +503,21 @@ declare -A RES=()     # "cand,phase" -> values of the rounds, space-separated
 declare -A ROUNDV=()  # "cand,round,phase" -> value
 declare -A FAILED=()  # cand -> why
 
-# Expected duration, from a 2-core reference machine (AMD EPYC VM, tmpfs).
+# Expected duration, from the 2-core reference machine (AMD EPYC VM, tmpfs,
+# tscryptfs 0.1.0): seconds per candidate and round; the tree phases
+# (UNTAR+MD5+LS+RM) dominate for tscryptfs.
 estimate_candidate() {
 	local c=$1 tree=0
 	case $c in
 	plain) tree=2 ;;
-	gocryptfs*) tree=21 ;;
-	encfs) tree=30 ;;
-	tscryptfs*) tree=90 ;;
+	gocryptfs*) tree=19 ;;
+	encfs) tree=18 ;;
+	tscryptfs*) tree=108 ;;
 	esac
 	if [[ $DD_ONLY -eq 1 ]]; then
 		echo 5
 	else
-		echo $((6 + tree + 2 * (DBENCH_T * 6 / 5 + 2) + FIO_T + 3))
+		echo $((4 + tree + 2 * (DBENCH_T * 6 / 5 + 1) + FIO_T + 1))
 	fi
 }
 est=0
@@ -498,7 +526,7 @@ est=$((est * ROUNDS))
 echo
 echo "Candidates: ${CANDIDATES[*]}"
 echo "Phases: ${PHASES[*]}; $ROUNDS round(s)$([[ $DD_ONLY -eq 0 ]] && echo "; dbench -t $DBENCH_T, fio --runtime=$FIO_T")"
-echo "Expected duration: about $(((est + 59) / 60)) minutes (estimated from a 2-core reference machine)"
+echo "Expected duration: about $(((est + 59) / 60)) min (estimated from the 2-core reference machine)"
 
 # bench_candidate NAME ROUND: one candidate, one round, all phases.
 bench_candidate() {
