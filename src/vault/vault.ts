@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import * as xattr from './xattr-io.js';
+import { notLink as xattr } from './xattr-io.js';
 import {
   CONF_NAME,
   confFormat,
@@ -146,7 +146,7 @@ export class Vault {
     this.closed = true;
     this.masterKey.fill(0);
     this.masterKey = new Uint8Array(0);
-    this.ivCache.clear();
+    this.mapper.clear();
   }
 
   // ------------------------------------------------------------ path helpers
@@ -498,7 +498,7 @@ export class Vault {
     } else {
       await fsx.rmdir(e.path);
     }
-    this.ivCache.forgetTree(e.path);
+    this.mapper.forgetTree(e.path);
     if (e.long) await deleteLongName(e.dir, e.diskName);
   }
 
@@ -524,8 +524,8 @@ export class Vault {
       throw this.plainError(err, 'rename', from);
     }
     if (src.long) await deleteLongName(src.dir, src.diskName);
-    this.ivCache.forgetTree(src.path);
-    this.ivCache.forgetTree(dst.path);
+    this.mapper.forgetTree(src.path);
+    this.mapper.forgetTree(dst.path);
   }
 
   private async isEmptyCipherDir(p: string): Promise<boolean> {
