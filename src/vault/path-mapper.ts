@@ -9,6 +9,7 @@ import { CONF_NAME } from '../config/conf-file.js';
 import { readDirIV, ZERO_IV, type NameCodec, invalidNameCode } from '../names/index.js';
 import { fsError } from '../util/errors.js';
 import type { DirIVCache } from './dir-iv-cache.js';
+import { PathCache, type DirSlot } from './path-cache.js';
 
 /** One entry's place in the cipher tree. */
 export interface CipherEntry {
@@ -25,6 +26,8 @@ export interface CipherEntry {
 }
 
 export class PathMapper {
+  private readonly paths = new PathCache();
+
   constructor(
     readonly root: string,
     private readonly format: FormatOptions,
@@ -33,15 +36,14 @@ export class PathMapper {
   ) {}
 
   /** Validated plaintext components of a path; "/" and "" are the root. */
-  components(plainPath: string, syscall: string): Buffer[] {
+  components(plainPath: string, syscall: string): string[] {
     const norm = posix.normalize('/' + plainPath);
     const parts = norm.split('/').filter((p) => p.length > 0);
-    return parts.map((p) => {
-      const name = Buffer.from(p, 'utf8');
-      const bad = invalidNameCode(name);
+    for (const p of parts) {
+      const bad = invalidNameCode(Buffer.from(p, 'utf8'));
       if (bad) throw fsError(bad, syscall, plainPath);
-      return name;
-    });
+    }
+    return parts;
   }
 
   /** The name IV of a cipher directory. */
@@ -54,44 +56,75 @@ export class PathMapper {
     return iv;
   }
 
-  /** Where plaintext name `name` lives inside cipher directory `dir`. */
-  async child(dir: string, name: Buffer, isRoot: boolean, syscall: string, plainPath: string): Promise<CipherEntry> {
+  /** Where plaintext name `name` lives inside cipher directory `dir`, whose IV is `iv`. */
+  private child(dir: string, iv: Buffer, name: string, isRoot: boolean, syscall: string, plainPath: string): CipherEntry {
     if (!this.codec) {
-      const plain = name.toString('utf8');
-      if (isRoot && plain === CONF_NAME) throw fsError('EPERM', syscall, plainPath, 'reserved name');
-      return { dir, cname: plain, diskName: plain, long: false, path: join(dir, plain) };
+      if (isRoot && name === CONF_NAME) throw fsError('EPERM', syscall, plainPath, 'reserved name');
+      return { dir, cname: name, diskName: name, long: false, path: join(dir, name) };
     }
-    const cname = this.codec.encryptName(name, await this.dirIV(dir));
+    const cname = this.codec.encryptName(Buffer.from(name, 'utf8'), iv);
     const diskName = this.codec.diskName(cname);
     if (!this.codec.opts.longNames && cname.length > 255) throw fsError('ENAMETOOLONG', syscall, plainPath);
     return { dir, cname, diskName, long: diskName !== cname, path: join(dir, diskName) };
   }
 
+  /** The entry for `name` in the directory of `slot`, from the cache when it can. */
+  private entryIn(slot: DirSlot, name: string, isRoot: boolean, syscall: string, plainPath: string): CipherEntry {
+    let e = slot.names.get(name);
+    if (e === undefined) {
+      e = this.child(slot.cipherDir, slot.iv, name, isRoot, syscall, plainPath);
+      this.paths.remember(slot, name, e);
+    }
+    return e;
+  }
+
+  /** The cache slot of the plaintext directory made of the first `n` components. */
+  private async dirSlot(parts: string[], n: number, syscall: string, plainPath: string): Promise<DirSlot> {
+    let key = '';
+    let slot = this.paths.get(key) ?? this.paths.set(key, this.root, await this.ivOf(this.root, syscall, plainPath));
+    for (let i = 0; i < n; i++) {
+      key += '/' + parts[i]!;
+      let next = this.paths.get(key);
+      if (next === undefined) {
+        const e = this.entryIn(slot, parts[i]!, i === 0, syscall, plainPath);
+        next = this.paths.set(key, e.path, await this.ivOf(e.path, syscall, plainPath));
+      }
+      slot = next;
+    }
+    return slot;
+  }
+
   /** Cipher path of a whole plaintext path. */
   async cipherPath(plainPath: string, syscall = 'lstat'): Promise<string> {
     const parts = this.components(plainPath, syscall);
-    let dir = this.root;
-    for (let i = 0; i < parts.length; i++) {
-      dir = (await this.withPlainErrors(this.child(dir, parts[i]!, i === 0, syscall, plainPath), syscall, plainPath)).path;
-    }
-    return dir;
+    if (parts.length === 0) return this.root;
+    const slot = await this.dirSlot(parts, parts.length - 1, syscall, plainPath);
+    return this.entryIn(slot, parts[parts.length - 1]!, parts.length === 1, syscall, plainPath).path;
   }
 
   /** The entry for the last component of a path (which must not be the root). */
   async entry(plainPath: string, syscall: string): Promise<CipherEntry> {
     const parts = this.components(plainPath, syscall);
     if (parts.length === 0) throw fsError('EBUSY', syscall, plainPath, 'the root directory');
-    let dir = this.root;
-    for (let i = 0; i < parts.length - 1; i++) {
-      dir = (await this.withPlainErrors(this.child(dir, parts[i]!, i === 0, syscall, plainPath), syscall, plainPath)).path;
-    }
-    return this.withPlainErrors(this.child(dir, parts[parts.length - 1]!, parts.length === 1, syscall, plainPath), syscall, plainPath);
+    const slot = await this.dirSlot(parts, parts.length - 1, syscall, plainPath);
+    return this.entryIn(slot, parts[parts.length - 1]!, parts.length === 1, syscall, plainPath);
   }
 
-  /** Reading a parent's diriv fails with the cipher path; report the plaintext path instead. */
-  private async withPlainErrors<T>(p: Promise<T>, syscall: string, plainPath: string): Promise<T> {
+  /** Forgets what is cached for a cipher directory and everything below it (it was removed or renamed). */
+  forgetTree(cipherDir: string): void {
+    this.ivCache.forgetTree(cipherDir);
+    this.paths.forgetTree(cipherDir);
+  }
+
+  clear(): void {
+    this.ivCache.clear();
+    this.paths.clear();
+  }
+
+  /** A directory's IV; reading it fails with the cipher path, so report the plaintext path instead. */
+  private async ivOf(cipherDir: string, syscall: string, plainPath: string): Promise<Buffer> {
     try {
-      return await p;
+      return await this.dirIV(cipherDir);
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') throw fsError(code, syscall, plainPath);
