@@ -58,6 +58,9 @@ export async function mountVault(vault: Vault, mountpoint: string, o: MountOptio
     bigWrites: true,
     maxWrite: MAX_WRITE,
     useIno: true,
+    // Answered in C: the kernel asks for security.capability before every
+    // write, and a trip to JS for that doubled the requests of a dd.
+    rejectCapability: !(o.suid ?? false),
     allowOther: o.allowOther ?? false,
     kernelCache: o.kernelCache ?? false,
     fsname: o.fsname ?? vault.cipherdir,
