@@ -119,8 +119,8 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
 
     read(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
       last = Date.now();
-      (async () => handle(fh).read(len, pos))().then(
-        (data) => cb(data.copy(buf, 0, 0, Math.min(data.length, len))),
+      (async () => handle(fh).readInto(buf, len, pos))().then(
+        (n) => cb(n),
         (err: unknown) => cb(toErrno(err, 'read', path, log)),
       );
     },

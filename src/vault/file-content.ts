@@ -48,24 +48,39 @@ async function readFileId(f: ContentFile): Promise<Buffer | null> {
   return f.state.fileId;
 }
 
-/** Plaintext bytes [pos, pos+len), fewer at end of file. A bad block is EIO, logged with its number. */
-export async function readContent(f: ContentFile, pos: number, len: number): Promise<Buffer> {
-  if (len <= 0) return Buffer.alloc(0);
+/**
+ * Plaintext bytes [pos, pos+len) into `dst` (at least `len` bytes); returns
+ * how many, fewer at end of file. A bad block is EIO, logged with its
+ * number. Block-aligned reads decrypt straight into `dst`.
+ */
+export async function readContentInto(f: ContentFile, pos: number, len: number, dst: Uint8Array): Promise<number> {
+  if (len <= 0) return 0;
   const { first, last } = blockRange(pos, len);
   const l = f.cipher.layout;
   const cipher = await preadFull(f.fd, (last - first + 1) * l.cipherBlockSize, cipherOffOfBlock(l, first));
-  if (cipher.length === 0) return Buffer.alloc(0);
+  if (cipher.length === 0) return 0;
   const fileId = await readFileId(f);
-  if (!fileId) return Buffer.alloc(0);
+  if (!fileId) return 0;
+  const skip = pos - first * BLOCK_SIZE;
+  const plainLen = f.cipher.plainLength(cipher);
+  const direct = skip === 0 && plainLen <= dst.length;
   let plain: Buffer;
   try {
-    plain = f.cipher.openBlocks(first, fileId, cipher);
+    plain = f.cipher.openBlocks(first, fileId, cipher, direct ? dst.subarray(0, plainLen) : undefined);
   } catch (err) {
     if (err instanceof BlockError) throw eio(f, `${err.message} (cipher offset ${cipherOffOfBlock(l, err.blockNo)})`);
     throw err;
   }
-  const skip = pos - first * BLOCK_SIZE;
-  return plain.subarray(skip, skip + len);
+  const n = Math.max(0, Math.min(len, plain.length - skip));
+  if (!direct) dst.set(plain.subarray(skip, skip + n));
+  return n;
+}
+
+/** Plaintext bytes [pos, pos+len), fewer at end of file. A bad block is EIO, logged with its number. */
+export async function readContent(f: ContentFile, pos: number, len: number): Promise<Buffer> {
+  if (len <= 0) return Buffer.alloc(0);
+  const dst = Buffer.allocUnsafe(len);
+  return dst.subarray(0, await readContentInto(f, pos, len, dst));
 }
 
 /** The file ID to write with, creating a fresh header when the file has none. */
