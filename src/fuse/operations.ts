@@ -2,6 +2,11 @@
  * fuse-native callbacks → Vault calls. Each operation is a thin wrapper:
  * run the Vault method, answer with 0/value or a negative errno. Nothing
  * here knows about encryption.
+ *
+ * Not implemented on purpose, to save a trip to JS per call: flush (writes
+ * reach the cipher file before write() returns, so close has nothing to
+ * push; libfuse answers ENOSYS once and the kernel stops asking) and
+ * releasedir (directories hold no handle here).
  */
 import { constants as C, type BigIntStats } from 'node:fs';
 import { constants as OS } from 'node:os';
@@ -44,6 +49,19 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       (v) => cb(0, ...(reply ? reply(v) : [])),
       (err: unknown) => cb(toErrno(err, op, path, log)),
     );
+  };
+  /**
+   * Like `answer`, for the operations libfuse2 follows with a getattr of the
+   * same path (chmod, chown, utimens, truncate, mkdir, mknod, symlink, link):
+   * the attributes go back with the result, and the patched binding answers
+   * that getattr without another trip here. A failing stat only means the
+   * getattr comes here after all.
+   */
+  const answerWithStat = (op: string, path: string, cb: FuseCallback, work: () => Promise<unknown>, stat: () => Promise<BigIntStats> = () => vault.stat(path, { bigint: true })): void => {
+    answer(op, path, cb, async () => {
+      await work();
+      return stat().catch(() => undefined);
+    }, (st) => [st]);
   };
   const fail = (cb: FuseCallback, code: 'EPERM' | 'EOPNOTSUPP'): void => cb(-OS.errno[code]);
   const handle = (fh: number) => {
@@ -98,10 +116,6 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       }, () => [0]);
     },
 
-    releasedir(_path: string, _fh: number, cb: FuseCallback): void {
-      cb(0);
-    },
-
     readlink(path: string, cb: FuseCallback): void {
       answer('readlink', path, cb, () => vault.readlink(path), (t) => [t]);
     },
@@ -113,8 +127,10 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     create(path: string, mode: number, flags: number, cb: FuseCallback): void {
       answer('create', path, cb, async () => {
         const f = await vault.open(path, (flags & ~(C.O_APPEND | C.O_TRUNC)) | C.O_CREAT, mode & 0o7777);
-        return handles.add(f);
-      }, (fh) => [fh]);
+        const fh = handles.add(f);
+        // The attributes for the fgetattr libfuse makes next (see answerWithStat).
+        return { fh, st: await f.stat({ bigint: true }).catch(() => undefined) };
+      }, ({ fh, st }) => [fh, st]);
     },
 
     read(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
@@ -133,10 +149,6 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       );
     },
 
-    flush(path: string, fh: number, cb: FuseCallback): void {
-      answer('flush', path, cb, async () => void handle(fh));
-    },
-
     fsync(path: string, datasync: number, fh: number, cb: FuseCallback): void {
       answer('fsync', path, cb, () => (datasync ? handle(fh).datasync() : handle(fh).sync()));
     },
@@ -152,11 +164,13 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     truncate(path: string, size: number, cb: FuseCallback): void {
-      answer('truncate', path, cb, () => vault.truncate(path, size));
+      answerWithStat('truncate', path, cb, () => vault.truncate(path, size));
     },
 
     ftruncate(path: string, fh: number, size: number, cb: FuseCallback): void {
-      answer('ftruncate', path, cb, () => (handles.get(fh) ? handle(fh).truncate(size) : vault.truncate(path, size)));
+      const f = handles.get(fh);
+      if (!f) return answerWithStat('ftruncate', path, cb, () => vault.truncate(path, size));
+      answerWithStat('ftruncate', path, cb, () => f.truncate(size), () => f.stat({ bigint: true }));
     },
 
     unlink(path: string, cb: FuseCallback): void {
@@ -168,15 +182,15 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     link(existing: string, newPath: string, cb: FuseCallback): void {
-      answer('link', newPath, cb, () => vault.link(existing, newPath));
+      answerWithStat('link', newPath, cb, () => vault.link(existing, newPath));
     },
 
     symlink(target: string, path: string, cb: FuseCallback): void {
-      answer('symlink', path, cb, () => vault.symlink(target, path));
+      answerWithStat('symlink', path, cb, () => vault.symlink(target, path));
     },
 
     mkdir(path: string, mode: number, cb: FuseCallback): void {
-      answer('mkdir', path, cb, () => vault.mkdir(path, mode & 0o7777));
+      answerWithStat('mkdir', path, cb, () => vault.mkdir(path, mode & 0o7777));
     },
 
     rmdir(path: string, cb: FuseCallback): void {
@@ -186,20 +200,20 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     mknod(path: string, mode: number, dev: number, cb: FuseCallback): void {
       const type = mode & C.S_IFMT;
       if ((type === C.S_IFCHR || type === C.S_IFBLK) && !opts.dev) return fail(cb, 'EPERM');
-      answer('mknod', path, cb, () => vault.mknod(path, mode, dev));
+      answerWithStat('mknod', path, cb, () => vault.mknod(path, mode, dev));
     },
 
     chmod(path: string, mode: number, cb: FuseCallback): void {
-      answer('chmod', path, cb, () => vault.chmod(path, mode & 0o7777));
+      answerWithStat('chmod', path, cb, () => vault.chmod(path, mode & 0o7777));
     },
 
     chown(path: string, uid: number, gid: number, cb: FuseCallback): void {
-      answer('chown', path, cb, () => vault.chown(path, uid, gid));
+      answerWithStat('chown', path, cb, () => vault.chown(path, uid, gid));
     },
 
     /** Times as [seconds, nanoseconds]; null leaves that time as it is. Exact, unlike fs.utimes. */
     utimens(path: string, atime: FuseTime, mtime: FuseTime, cb: FuseCallback): void {
-      answer('utimens', path, cb, async () => {
+      answerWithStat('utimens', path, cb, async () => {
         if (vault.readOnly) throw Object.assign(new Error('read-only'), { code: 'EROFS' });
         const rc = opts.utimensat(await vault.cipherPath(path), atime, mtime);
         if (rc !== 0) throw Object.assign(new Error('utimensat failed'), { errno: rc });
