@@ -136,6 +136,7 @@ function mountOptions(ctx: CliContext): MountOptions {
     kernelCache: bool(a, 'kernel_cache'),
     ...(fsname !== '' && { fsname }),
     extraOptions: extra,
+    attrCache: !bool(a, 'sharedstorage'),
     dev: bool(a, 'dev') && !bool(a, 'nodev'),
     suid: bool(a, 'suid') && !bool(a, 'nosuid'),
     exec: !bool(a, 'noexec'),

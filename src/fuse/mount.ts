@@ -22,6 +22,12 @@ export interface MountOptions {
   exec?: boolean;
   /** libfuse's own debug output (-fusedebug). */
   debug?: boolean;
+  /**
+   * Answer repeated getattrs from results under a second old, emptied by
+   * every change this mount makes (default true; off for -sharedstorage:
+   * see Documentation/fuse-native.md).
+   */
+  attrCache?: boolean;
 }
 
 export interface Mounted {
@@ -61,6 +67,7 @@ export async function mountVault(vault: Vault, mountpoint: string, o: MountOptio
     // Answered in C: the kernel asks for security.capability before every
     // write, and a trip to JS for that doubled the requests of a dd.
     rejectCapability: !(o.suid ?? false),
+    attrCache: o.attrCache ?? true,
     allowOther: o.allowOther ?? false,
     kernelCache: o.kernelCache ?? false,
     fsname: o.fsname ?? vault.cipherdir,
