@@ -8,6 +8,7 @@ import type { Logger } from '../util/logger.js';
 import { fsError } from '../util/errors.js';
 import { fstat, ftruncate, preadFull, pwriteFull } from './fd-io.js';
 import type { FileState } from './file-state.js';
+import type { BufferPool } from './buffer-pool.js';
 
 /** One open cipher file: its descriptor, shared state and what we need to report problems. */
 export interface ContentFile {
@@ -17,6 +18,8 @@ export interface ContentFile {
   /** The cipher path, for log lines. */
   cipherPath: string;
   log: Logger;
+  /** Where ciphertext is read into (the vault's, shared by its files). */
+  buffers: BufferPool;
 }
 
 function eio(f: ContentFile, what: string): Error {
@@ -57,8 +60,20 @@ export async function readContentInto(f: ContentFile, pos: number, len: number, 
   if (len <= 0) return 0;
   const { first, last } = blockRange(pos, len);
   const l = f.cipher.layout;
-  const cipher = await preadFull(f.fd, (last - first + 1) * l.cipherBlockSize, cipherOffOfBlock(l, first));
+  const want = (last - first + 1) * l.cipherBlockSize;
+  const scratch = f.buffers.take(want);
+  try {
+    const cipher = await preadFull(f.fd, want, cipherOffOfBlock(l, first), scratch.subarray(0, want));
+    return await openInto(f, first, pos, len, cipher, dst);
+  } finally {
+    f.buffers.give(scratch);
+  }
+}
+
+/** readContentInto's second half: the blocks from `first` are in `cipher`. */
+async function openInto(f: ContentFile, first: number, pos: number, len: number, cipher: Buffer, dst: Uint8Array): Promise<number> {
   if (cipher.length === 0) return 0;
+  const l = f.cipher.layout;
   const fileId = await readFileId(f);
   if (!fileId) return 0;
   const skip = pos - first * BLOCK_SIZE;
