@@ -5,8 +5,10 @@
  *
  * Not implemented on purpose, to save a trip to JS per call: flush (writes
  * reach the cipher file before write() returns, so close has nothing to
- * push; libfuse answers ENOSYS once and the kernel stops asking) and
- * releasedir (directories hold no handle here).
+ * push; libfuse answers ENOSYS once and the kernel stops asking), opendir
+ * and releasedir (directories hold no handle here; the kernel only opens
+ * what getattr called a directory, and readdir reports a directory that
+ * has gone since).
  */
 import { constants as C, type BigIntStats } from 'node:fs';
 import { constants as OS } from 'node:os';
@@ -107,13 +109,6 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
 
     readdir(path: string, cb: FuseCallback): void {
       answer('readdir', path, cb, () => vault.readdir(path), (names) => [names]);
-    },
-
-    opendir(path: string, _flags: number, cb: FuseCallback): void {
-      answer('opendir', path, cb, async () => {
-        const st = await vault.stat(path);
-        if (!st.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
-      }, () => [0]);
     },
 
     readlink(path: string, cb: FuseCallback): void {
