@@ -29,12 +29,14 @@ export interface DirSlot {
 
 export class PathCache {
   private readonly dirs = new Map<string, DirSlot>();
+  /** Entries held by all slots, so that memory stays bounded however wide or deep the tree. */
+  private names = 0;
 
   constructor(
     private readonly ttlMs = 1000,
     private readonly maxDirs = 4096,
-    /** Entries kept per directory. */
-    readonly maxNames = 4096,
+    /** Entries kept in all slots together (about 0.5 KB each). */
+    private readonly maxNames = 16384,
   ) {}
 
   /** The slot of a plaintext directory path ("" is the root). */
@@ -42,6 +44,7 @@ export class PathCache {
     const slot = this.dirs.get(plainDir);
     if (slot === undefined) return undefined;
     if (slot.expires < Date.now()) {
+      this.names -= slot.names.size;
       this.dirs.delete(plainDir);
       return undefined;
     }
@@ -49,7 +52,9 @@ export class PathCache {
   }
 
   set(plainDir: string, cipherDir: string, iv: Buffer): DirSlot {
-    if (this.dirs.size >= this.maxDirs) this.dirs.clear();
+    if (this.dirs.size >= this.maxDirs) this.clear();
+    const old = this.dirs.get(plainDir);
+    if (old !== undefined) this.names -= old.names.size;
     const slot = { cipherDir, iv, names: new Map(), expires: Date.now() + this.ttlMs };
     this.dirs.set(plainDir, slot);
     return slot;
@@ -57,7 +62,11 @@ export class PathCache {
 
   /** Records an entry looked up in `slot`. */
   remember(slot: DirSlot, name: string, e: CipherEntry): void {
-    if (slot.names.size >= this.maxNames) slot.names.clear();
+    if (this.names >= this.maxNames) {
+      this.clear(); // `slot` is gone with the rest: nothing left to remember the entry in
+      return;
+    }
+    if (!slot.names.has(name)) this.names++;
     slot.names.set(name, e);
   }
 
@@ -65,11 +74,20 @@ export class PathCache {
   forgetTree(cipherDir: string): void {
     const prefix = cipherDir.endsWith('/') ? cipherDir : cipherDir + '/';
     for (const [key, slot] of this.dirs) {
-      if (slot.cipherDir === cipherDir || slot.cipherDir.startsWith(prefix)) this.dirs.delete(key);
+      if (slot.cipherDir === cipherDir || slot.cipherDir.startsWith(prefix)) {
+        this.names -= slot.names.size;
+        this.dirs.delete(key);
+      }
     }
   }
 
   clear(): void {
     this.dirs.clear();
+    this.names = 0;
+  }
+
+  /** Directories and entries held (for tests). */
+  get size(): { dirs: number; names: number } {
+    return { dirs: this.dirs.size, names: this.names };
   }
 }
