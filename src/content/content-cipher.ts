@@ -90,12 +90,13 @@ export class ContentCipher {
    * buffer: one CSPRNG draw for every nonce, one output allocation, and one
    * AEAD call for the whole run when the AEAD has a batch call (AEGIS).
    */
-  sealBlocks(first: number, fileId: Uint8Array, plain: Uint8Array): Buffer {
+  sealBlocks(first: number, fileId: Uint8Array, plain: Uint8Array, into?: Buffer): Buffer {
     const count = Math.ceil(plain.length / BLOCK_SIZE);
     const nonces = randomFillSync(Buffer.allocUnsafe(count * this.nonceSize));
     const aads = this.blockAads(first, count, fileId);
     // Every byte of `out` is written (nonce, ciphertext, tag), so it need not be zeroed first.
-    const out = Buffer.allocUnsafe(plain.length + count * this.layout.overhead);
+    const sealedLen = plain.length + count * this.layout.overhead;
+    const out = into !== undefined && into.length >= sealedLen ? into.subarray(0, sealedLen) : Buffer.allocUnsafe(sealedLen);
     if (this.aead.sealBlocks !== undefined && count > 0) {
       this.aead.sealBlocks(nonces, plain, aads, BLOCK_SIZE, out);
       return out;

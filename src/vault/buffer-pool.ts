@@ -1,9 +1,10 @@
 /**
- * A few reusable buffers for reading ciphertext. A 128 KiB FUSE read needs
- * about 132 KiB of it; allocating that per request was most of the read
- * path's garbage. Only ciphertext goes in here (plaintext is decrypted
- * straight into the caller's buffer), and at most `keep` buffers wait in the
- * pool, so memory stays bounded however many files are open.
+ * A few reusable buffers for ciphertext on its way from or to the cipher
+ * file. A 128 KiB FUSE read or write moves about 132 KiB of it; allocating
+ * that per request was most of the garbage the mount made (and of its peak
+ * RSS, since V8 frees such buffers only at its next collection). Only
+ * ciphertext goes in here, and at most `keep` buffers wait in the pool, so
+ * memory stays bounded however many files are open.
  */
 export class BufferPool {
   private readonly free: Buffer[] = [];

@@ -121,7 +121,7 @@ async function writeBlocks(f: ContentFile, fileId: Buffer, pos: number, data: Ui
   const cipherOff = cipherOffOfBlock(f.cipher.layout, first);
   if (pos === start && end === pos + data.length) {
     // Whole blocks (or a new tail): nothing old to merge, seal the caller's bytes directly.
-    await pwriteFull(f.fd, f.cipher.sealBlocks(first, fileId, data), cipherOff);
+    await sealAndWrite(f, first, fileId, data, cipherOff);
     return;
   }
   const buf = Buffer.alloc(end - start);
@@ -136,7 +136,17 @@ async function writeBlocks(f: ContentFile, fileId: Buffer, pos: number, data: Ui
     await readOld(last);
   }
   buf.set(data, pos - start);
-  await pwriteFull(f.fd, f.cipher.sealBlocks(first, fileId, buf), cipherOff);
+  await sealAndWrite(f, first, fileId, buf, cipherOff);
+}
+
+/** Seals `plain` as the blocks from `first` and writes them at `cipherOff`, through a pooled buffer. */
+async function sealAndWrite(f: ContentFile, first: number, fileId: Buffer, plain: Uint8Array, cipherOff: number): Promise<void> {
+  const scratch = f.buffers.take(f.cipher.layout.cipherBlockSize * Math.ceil(plain.length / BLOCK_SIZE));
+  try {
+    await pwriteFull(f.fd, f.cipher.sealBlocks(first, fileId, plain, scratch), cipherOff);
+  } finally {
+    f.buffers.give(scratch);
+  }
 }
 
 /** Pads a partial last block with zeros to a full block (keeps the only-the-last-block-is-short rule). */

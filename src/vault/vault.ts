@@ -73,8 +73,8 @@ export class Vault {
   private readonly ciphers: VaultCiphers;
   private readonly mapper: PathMapper;
   private readonly ivCache = new DirIVCache();
-  /** Ciphertext read buffers, sized for the largest FUSE read (128 KiB, unaligned: 33 blocks). */
-  private readonly readBuffers: BufferPool;
+  /** Ciphertext buffers, sized for the largest FUSE read or write (128 KiB, unaligned: 33 blocks). */
+  private readonly cipherBuffers: BufferPool;
   private readonly files = new FileStateTable();
   private readonly openHandles = new Set<VaultFile>();
   private masterKey: Uint8Array;
@@ -90,7 +90,7 @@ export class Vault {
     this.nativeMknod = opts.mknod;
     this.ciphers = deriveCiphers(masterKey, format, opts.backend);
     this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.ivCache);
-    this.readBuffers = new BufferPool(33 * this.ciphers.content.layout.cipherBlockSize);
+    this.cipherBuffers = new BufferPool(33 * this.ciphers.content.layout.cipherBlockSize);
   }
 
   // ---------------------------------------------------------------- creation
@@ -375,7 +375,7 @@ export class Vault {
       throw err;
     }
     const state = this.files.acquire(st.dev, st.ino);
-    const content: ContentFile = { fd, state, cipher: this.ciphers.content, cipherPath: e.path, log: this.log, buffers: this.readBuffers };
+    const content: ContentFile = { fd, state, cipher: this.ciphers.content, cipherPath: e.path, log: this.log, buffers: this.cipherBuffers };
     const handle: VaultFile = new VaultFile(content, f, path, () => {
       this.files.release(st.dev, st.ino);
       this.openHandles.delete(handle);
