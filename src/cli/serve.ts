@@ -4,6 +4,7 @@
  * answered), -idle unmounts after a quiet period, and the process then
  * exits 0. Used by the foreground mount and by the background daemon.
  */
+import { writeFileSync } from 'node:fs';
 import { loadFuse, mountVault, type MountOptions, type Mounted } from '../fuse/index.js';
 import type { Logger } from '../util/logger.js';
 import { Vault } from '../vault/index.js';
@@ -81,6 +82,21 @@ export async function startServing(plan: ServePlan, log: Logger): Promise<{ moun
     // Whatever the kernel left open (an unmount while busy), close it now.
     await Promise.all(mounted.operations.handles.all().map((f) => f.close().catch(() => undefined)));
     await vault.close();
+    writeCallCounts(mounted.operations.calls(), log);
   });
   return { mounted, done };
+}
+
+/**
+ * TSCRYPTFS_OPSTATS=FILE: at unmount, the number of calls per FUSE operation
+ * that reached JS, as JSON (to see what a workload costs in round trips).
+ */
+function writeCallCounts(calls: Record<string, number>, log: Logger): void {
+  const file = process.env.TSCRYPTFS_OPSTATS;
+  if (!file) return;
+  try {
+    writeFileSync(file, `${JSON.stringify(calls)}\n`);
+  } catch (err) {
+    log.warn(`TSCRYPTFS_OPSTATS: cannot write ${file}: ${(err as Error).message}`);
+  }
 }

@@ -38,15 +38,22 @@ export interface FuseOperations {
   handles: HandleTable;
   /** Milliseconds since the epoch of the last operation (for -idle). */
   lastActivity(): number;
+  /** How many times each operation came to JS (what the patched binding answers itself is not counted). */
+  calls(): Record<string, number>;
 }
 
 export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger): FuseOperations {
   const handles = new HandleTable();
   let last = Date.now();
+  const calls: Record<string, number> = {};
+  const arrived = (op: string): void => {
+    last = Date.now();
+    calls[op] = (calls[op] ?? 0) + 1;
+  };
 
   /** Runs `work` and answers the callback: 0 (plus a value) on success, -errno on failure. */
   const answer = <T>(op: string, path: string, cb: FuseCallback, work: () => Promise<T>, reply?: (v: T) => unknown[]): void => {
-    last = Date.now();
+    arrived(op);
     work().then(
       (v) => cb(0, ...(reply ? reply(v) : [])),
       (err: unknown) => cb(toErrno(err, op, path, log)),
@@ -129,7 +136,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     read(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
-      last = Date.now();
+      arrived('read');
       (async () => handle(fh).readInto(buf, len, pos))().then(
         (n) => cb(n),
         (err: unknown) => cb(toErrno(err, 'read', path, log)),
@@ -137,7 +144,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     write(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
-      last = Date.now();
+      arrived('write');
       (async () => handle(fh).write(buf.subarray(0, len), pos))().then(
         (n) => cb(n),
         (err: unknown) => cb(toErrno(err, 'write', path, log)),
@@ -234,5 +241,5 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last, calls: () => ({ ...calls }) };
 }
