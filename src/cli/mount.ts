@@ -22,6 +22,7 @@ import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { loadConfig } from './load-config.js';
 import { masterKeyFromArgs } from './masterkey.js';
+import { reverseSettings } from './reverse-settings.js';
 import { describeError } from './output.js';
 import { wipe } from './password.js';
 
@@ -57,11 +58,12 @@ async function checkMountpoint(ctx: CliContext, mountpoint: string): Promise<voi
 /** Format settings from -aessiv / -xchacha / ... when the config is bypassed. */
 function formatFromFlags(ctx: CliContext): FormatOptions {
   const a = ctx.args;
-  const ciphers = (['aessiv', 'xchacha', 'aegis'] as const).filter((c) => bool(a, c));
+  // -reverse implies -aessiv.
+  const ciphers = (['aessiv', 'xchacha', 'aegis'] as const).filter((c) => bool(a, c) || (c === 'aessiv' && bool(a, 'reverse')));
   if (ciphers.length > 1) {
     throw new CliError(EXIT.Usage, `The options ${ciphers.map((c) => `-${c}`).join(' and ')} cannot be used at the same time`);
   }
-  const cipher = bool(a, 'xchacha') ? 'xchacha' : bool(a, 'aessiv') ? 'aes-siv' : bool(a, 'aegis') ? 'aegis' : 'aes-gcm';
+  const cipher = bool(a, 'xchacha') ? 'xchacha' : ciphers.includes('aessiv') ? 'aes-siv' : bool(a, 'aegis') ? 'aegis' : 'aes-gcm';
   requireAegisIfUsed(cipher);
   try {
     return formatFromInitOptions({
@@ -81,6 +83,7 @@ export async function runMount(ctx: CliContext): Promise<void> {
   const mountpoint = resolve(ctx.args.positional[1]!);
   await checkMountpoint(ctx, mountpoint);
 
+  const reverse = bool(ctx.args, 'reverse') ? await reverseSettings(ctx) : undefined;
   let plan: MountPlan;
   const keyFromArgs = await masterKeyFromArgs(ctx.args, ctx.out);
   if (keyFromArgs) {
@@ -96,8 +99,13 @@ export async function runMount(ctx: CliContext): Promise<void> {
     const { conf, masterKey } = await loadConfig(ctx);
     plan = { cipherdir: ctx.cipherdir, mountpoint, conf, format: confFormat(conf), masterKey };
   }
+  if (reverse && plan.format.cipher !== 'aes-siv') {
+    wipe(plan.masterKey);
+    throw new CliError(EXIT.Usage, 'AES-SIV is required by reverse mode, but not enabled in the config file');
+  }
 
   const serve = servePlan(ctx, plan);
+  if (reverse) serve.reverse = reverse;
   wipe(plan.masterKey);
   if (!bool(ctx.args, 'fg')) {
     await runInBackground(serve, { nosyslog: bool(ctx.args, 'nosyslog'), quiet: ctx.out.quiet }, ctx.out);

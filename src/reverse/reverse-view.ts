@@ -93,7 +93,7 @@ export class ReverseView {
     this.format = { ...opts.format };
     this.opts = opts;
     this.log = opts.logger ?? stderrLogger;
-    const ciphers = deriveCiphers(masterKey, this.format, opts.backend);
+    const ciphers = deriveCiphers(Buffer.from(masterKey), this.format, opts.backend);
     this.content = ciphers.content;
     this.names = ciphers.names;
     const s = Math.floor((this.format.longNameMax * 3) / 4);
