@@ -108,14 +108,14 @@ async function assertSameView(ours: string, theirs: string, what: string): Promi
   }
 }
 
-/** gocryptfs forward-mounts our view (read-only) and must show the plaintext tree (minus the reverse config). */
-async function assertForwardGivesBack(view: string, plain: string, fwd: string, what: string, exclude: string[] = []): Promise<void> {
-  await withMount('gocryptfs', view, fwd, { flags: ['-ro'] }, async (m) => {
+/** `impl` forward-mounts our view (read-only) and must show the plaintext tree (minus the reverse config). */
+async function assertForwardGivesBack(view: string, plain: string, fwd: string, what: string, exclude: string[] = [], impl: MountImpl = 'gocryptfs'): Promise<void> {
+  await withMount(impl, view, fwd, { flags: ['-ro'] }, async (m) => {
     const want = (await listing(plain)).filter((l) => !l.startsWith(`${REVERSE_CONF} `) && !exclude.some((x) => l === x || l.startsWith(`${x} `) || l.startsWith(`${x}/`)));
     const got = await listing(m);
     // Directory sizes differ (the view's directories hold gocryptfs.diriv and .name files); compare them without.
     const noDirSize = (l: string): string => l.replace(/^(\S+ d\S+) \d+ /, '$1 - ');
-    assert.deepEqual(got.map(noDirSize), want.map(noDirSize), `${what}: forward mount of our view vs the plaintext`);
+    assert.deepEqual(got.map(noDirSize), want.map(noDirSize), `${what}: ${impl} forward mount of our view vs the plaintext`);
     if (exclude.length === 0) {
       const d = await run('diff', ['-r', '--no-dereference', '-x', REVERSE_CONF, '-x', 'fifo', plain, m]);
       assert.equal(d.code, 0, `${what}: ${describeRun('diff -r plain forward', d)}`);
@@ -131,7 +131,7 @@ const VARIANTS: { name: string; initBy: MountImpl; flags: string[] }[] = [
 ];
 
 for (const v of VARIANTS) {
-  test(`reverse view ${v.name}: tscryptfs = gocryptfs byte for byte; gocryptfs forward-mounts it back`, T, async () => {
+  test(`reverse view ${v.name}: tscryptfs = gocryptfs byte for byte; gocryptfs and tscryptfs forward-mount it back`, T, async () => {
     const base = join(tmp, v.name);
     const plain = join(base, 'plain');
     await fsp.mkdir(plain, { recursive: true });
@@ -143,6 +143,7 @@ for (const v of VARIANTS) {
     try {
       await withMount('gocryptfs', plain, theirs, { flags: ['-reverse'] }, (m) => assertSameView(ours, m, v.name));
       await assertForwardGivesBack(ours, plain, join(base, 'fwd'), v.name);
+      await assertForwardGivesBack(ours, plain, join(base, 'fwd-ts'), v.name, [], 'tscryptfs');
     } finally {
       await unmountAndReap(ours);
     }
