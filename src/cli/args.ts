@@ -107,7 +107,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'serialize_reads', kind: 'bool', status: 'mount', help: 'Serialize read operations' },
   { name: 'one-file-system', kind: 'bool', status: 'mount', help: 'Do not cross filesystem boundaries' },
   { name: 'badname', kind: 'list', metavar: 'GLOB', status: 'mount', help: 'Show undecryptable names matching GLOB' },
-  { name: 'ctlsock', kind: 'string', metavar: 'PATH', status: 'unimplemented', help: 'Create a control socket at PATH (not implemented yet)' },
+  { name: 'ctlsock', kind: 'string', metavar: 'PATH', status: 'ok', help: 'Create a control socket at PATH (path translation, owner only)' },
   { name: 'exclude', kind: 'list', aliases: ['e'], metavar: 'PATH', status: 'ok', help: 'Exclude relative PATH from the reverse view (reverse mode)' },
   { name: 'exclude-wildcard', kind: 'list', aliases: ['ew'], metavar: 'PATTERN', status: 'ok', help: 'Exclude gitignore-style PATTERN from the reverse view (reverse mode)' },
   { name: 'exclude-from', kind: 'list', metavar: 'FILE', status: 'ok', help: 'Read gitignore-style exclusion patterns from FILE (reverse mode)' },

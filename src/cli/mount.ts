@@ -8,6 +8,7 @@
  * returns once the mount is ready; a FUSE failure is exit 19.
  */
 import { promises as fsp } from 'node:fs';
+import { createServer } from 'node:net';
 import { resolve, sep } from 'node:path';
 import type { ConfFile, FormatOptions } from '../config/index.js';
 import { confFormat } from '../config/index.js';
@@ -55,6 +56,29 @@ async function checkMountpoint(ctx: CliContext, mountpoint: string): Promise<voi
   }
 }
 
+/**
+ * -ctlsock PATH, made absolute (the daemon works from /). Like gocryptfs,
+ * fail (exit 20) before asking for the password if the socket cannot be
+ * made: bind it once here and remove it; the mount binds it for real.
+ */
+async function checkCtlSock(ctx: CliContext): Promise<string | null> {
+  const given = str(ctx.args, 'ctlsock');
+  if (given === '') return null;
+  const path = resolve(given);
+  try {
+    await new Promise<void>((res, rej) => {
+      const server = createServer();
+      server.once('error', rej);
+      server.listen(path, () => server.close(() => res()));
+    });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new CliError(EXIT.CtlSock, `ctlsock: listen unix ${path}: bind: ${e.code === 'EADDRINUSE' ? 'address already in use' : describeError(err)}`);
+  }
+  await fsp.rm(path, { force: true });
+  return path;
+}
+
 /** Format settings from -aessiv / -xchacha / ... when the config is bypassed. */
 function formatFromFlags(ctx: CliContext): FormatOptions {
   const a = ctx.args;
@@ -84,6 +108,7 @@ export async function runMount(ctx: CliContext): Promise<void> {
   await checkMountpoint(ctx, mountpoint);
 
   const reverse = bool(ctx.args, 'reverse') ? await reverseSettings(ctx) : undefined;
+  const ctlsock = await checkCtlSock(ctx);
   let plan: MountPlan;
   const keyFromArgs = await masterKeyFromArgs(ctx.args, ctx.out);
   if (keyFromArgs) {
@@ -106,6 +131,7 @@ export async function runMount(ctx: CliContext): Promise<void> {
 
   const serve = servePlan(ctx, plan);
   if (reverse) serve.reverse = reverse;
+  if (ctlsock) serve.ctlsock = ctlsock;
   wipe(plan.masterKey);
   if (!bool(ctx.args, 'fg')) {
     await runInBackground(serve, { nosyslog: bool(ctx.args, 'nosyslog'), quiet: ctx.out.quiet }, ctx.out);

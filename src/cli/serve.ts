@@ -7,6 +7,7 @@
 import { loadFuse, mountReverse, mountVault, type MountOptions, type Mounted } from '../fuse/index.js';
 import { Excluder, ReverseView } from '../reverse/index.js';
 import type { ReverseSettings } from './reverse-settings.js';
+import { startCtlSock, type CtlSock, type PathTranslator } from '../ctlsock/index.js';
 import type { Logger } from '../util/logger.js';
 import { Vault } from '../vault/index.js';
 import type { FormatOptions } from '../config/index.js';
@@ -26,10 +27,12 @@ export interface ServePlan {
   idleMs: number;
   /** Set for -reverse: `cipherdir` is then the plaintext directory. */
   reverse?: ReverseSettings;
+  /** Absolute path of the control socket (-ctlsock), if any. */
+  ctlsock?: string;
 }
 
 /** The object behind a mount: a Vault, or a reverse view (which has nothing to close). */
-async function openBacking(plan: ServePlan, key: Buffer, log: Logger, mknod: (path: string, mode: number, dev: number) => number): Promise<{ mount: () => Promise<Mounted>; close: () => Promise<void> }> {
+async function openBacking(plan: ServePlan, key: Buffer, log: Logger, mknod: (path: string, mode: number, dev: number) => number): Promise<{ mount: () => Promise<Mounted>; close: () => Promise<void>; paths: PathTranslator }> {
   const r = plan.reverse;
   if (r) {
     const excluded = r.exclude.length + r.excludeWildcard.length + r.excludeFromContents.length > 0;
@@ -41,10 +44,10 @@ async function openBacking(plan: ServePlan, key: Buffer, log: Logger, mknod: (pa
       backend: plan.backend,
       logger: log,
     });
-    return { mount: () => mountReverse(view, plan.mountpoint, plan.mount, log), close: async () => undefined };
+    return { mount: () => mountReverse(view, plan.mountpoint, plan.mount, log), close: async () => undefined, paths: view };
   }
   const vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, logger: log, mknod });
-  return { mount: () => mountVault(vault, plan.mountpoint, plan.mount, log), close: () => vault.close() };
+  return { mount: () => mountVault(vault, plan.mountpoint, plan.mount, log), close: () => vault.close(), paths: vault };
 }
 
 /** Mounts; resolves with the mount once the kernel has answered INIT. */
@@ -62,10 +65,20 @@ export async function startServing(plan: ServePlan, log: Logger): Promise<{ moun
   } finally {
     key.fill(0);
   }
+  let ctlsock: CtlSock | null = null;
+  if (plan.ctlsock) {
+    try {
+      ctlsock = await startCtlSock(plan.ctlsock, backing.paths, log);
+    } catch (err) {
+      await backing.close();
+      throw new CliError(EXIT.CtlSock, `ctlsock: ${(err as Error).message}`);
+    }
+  }
   let mounted: Mounted;
   try {
     mounted = await backing.mount();
   } catch (err) {
+    await ctlsock?.close();
     await backing.close();
     throw new CliError(EXIT.FuseNewServer, `fuse: ${(err as Error).message}`);
   }
@@ -103,6 +116,7 @@ export async function startServing(plan: ServePlan, log: Logger): Promise<{ moun
     process.off('SIGHUP', onSignal);
     // Whatever the kernel left open (an unmount while busy), close it now.
     await Promise.all(mounted.operations.handles.all().map((f) => f.close().catch(() => undefined)));
+    await ctlsock?.close();
     await backing.close();
   });
   return { mounted, done };

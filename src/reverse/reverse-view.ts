@@ -21,7 +21,7 @@ import type { BackendName } from '../crypto/index.js';
 import type { FormatOptions } from '../config/index.js';
 import { CONF_NAME } from '../config/index.js';
 import { plainSizeToCipherSize, type ContentCipher } from '../content/index.js';
-import { b64Encode, DIRIV_NAME, LONGNAME_SUFFIX, longNameKind, ZERO_IV, type NameCodec } from '../names/index.js';
+import { b64Encode, DIRIV_NAME, invalidNameCode, LONGNAME_SUFFIX, longNameKind, ZERO_IV, type NameCodec } from '../names/index.js';
 import { deriveCiphers } from '../vault/keys.js';
 import { fsError, hasCode } from '../util/errors.js';
 import { stderrLogger, type Logger } from '../util/logger.js';
@@ -336,7 +336,11 @@ export class ReverseView {
   encryptPath(plainPath: string): string {
     if (!this.names || plainPath === '') return plainPath;
     const out: string[] = [];
-    for (const part of plainPath.split('/')) out.push(this.encryptComponent(Buffer.from(part, 'utf8'), out.join('/')));
+    for (const part of plainPath.split('/')) {
+      const name = Buffer.from(part, 'utf8');
+      if (invalidNameCode(name) !== null) throw fsError('EBADMSG', 'encrypt', plainPath);
+      out.push(this.encryptComponent(name, out.join('/')));
+    }
     return out.join('/');
   }
 
