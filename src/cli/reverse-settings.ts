@@ -6,7 +6,7 @@
  * of the background mount.
  */
 import { readFileSync } from 'node:fs';
-import { list } from './args.js';
+import { bool, list } from './args.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { describeError } from './output.js';
@@ -18,6 +18,8 @@ export interface ReverseSettings {
   exclude: string[];
   excludeWildcard: string[];
   excludeFromContents: string[];
+  /** -one-file-system. */
+  oneFileSystem: boolean;
 }
 
 export async function reverseSettings(ctx: CliContext): Promise<ReverseSettings> {
@@ -34,5 +36,6 @@ export async function reverseSettings(ctx: CliContext): Promise<ReverseSettings>
     exclude: list(ctx.args, 'exclude'),
     excludeWildcard: list(ctx.args, 'exclude-wildcard'),
     excludeFromContents,
+    oneFileSystem: bool(ctx.args, 'one-file-system'),
   };
 }

@@ -41,6 +41,7 @@ async function openBacking(plan: ServePlan, key: Buffer, log: Logger, mknod: (pa
       configPath: r.configPath,
       configCustom: r.configCustom,
       excluder: excluded ? Excluder.fromOptions(r.exclude, r.excludeWildcard, r.excludeFromContents) : null,
+      oneFileSystem: r.oneFileSystem,
       backend: plan.backend,
       logger: log,
     });

@@ -47,6 +47,8 @@ export interface ReverseViewOptions {
   configCustom: boolean;
   /** Hidden plaintext paths (-exclude ...); null for none. */
   excluder?: Excluder | null;
+  /** -one-file-system: directories on another filesystem (mount points) look empty but for their gocryptfs.diriv. */
+  oneFileSystem?: boolean;
   backend?: BackendName;
   logger?: Logger;
 }
@@ -85,6 +87,8 @@ export class ReverseView {
   private readonly hardLinkIVs = new Map<string, FileIVs>();
   /** Longer plaintext names than this may need hashing (gocryptfs's shortNameMax). */
   private readonly shortNameMax: number;
+  /** The device of the plaintext root, with -one-file-system. */
+  private readonly rootDev: bigint | null;
 
   constructor(plaindir: string, masterKey: Uint8Array, opts: ReverseViewOptions) {
     if (opts.format.cipher !== 'aes-siv') throw fsError('EINVAL', undefined, undefined, 'reverse mode needs AES-SIV');
@@ -98,6 +102,17 @@ export class ReverseView {
     this.names = ciphers.names;
     const s = Math.floor((this.format.longNameMax * 3) / 4);
     this.shortNameMax = s - (s % 16) - 1;
+    this.rootDev = opts.oneFileSystem ? fs.statSync(plaindir, { bigint: true }).dev : null;
+  }
+
+  /** With -one-file-system: true when the plaintext directory is on another filesystem than the root (then it shows empty). */
+  private foreign(dirAbs: Buffer): boolean {
+    if (this.rootDev === null) return false;
+    try {
+      return fs.lstatSync(dirAbs, { bigint: true }).dev !== this.rootDev;
+    } catch {
+      return false; // the caller's own lookup reports the error
+    }
   }
 
   // ------------------------------------------------------------ names
@@ -145,6 +160,7 @@ export class ReverseView {
         if (!last) throw fsError('ENOTDIR', syscall, cpath);
         return { kind: 'diriv', dirAbs, cdir };
       }
+      if (this.foreign(dirAbs)) throw fsError('ENOENT', syscall, cpath);
       if (this.names && longNameKind(part) === 'name-file') {
         if (!last) throw fsError('ENOTDIR', syscall, cpath);
         const { name, full } = this.findLongName(dirAbs, cdir, part.slice(0, -LONGNAME_SUFFIX.length));
@@ -221,6 +237,9 @@ export class ReverseView {
   async readdir(cpath: string): Promise<string[]> {
     const n = this.resolve(cpath, 'scandir');
     if (n.kind !== 'real') throw fsError('ENOTDIR', 'scandir', cpath);
+    const virtual: string[] = [];
+    if (this.names && this.format.dirIV) virtual.push(DIRIV_NAME);
+    if (this.foreign(n.abs)) return virtual;
     let entries: Buffer[];
     try {
       entries = fs.readdirSync(n.abs, { encoding: 'buffer' });
@@ -230,8 +249,6 @@ export class ReverseView {
     entries = entries.filter((e) => !this.excluded(joinBuf(n.plainRel, e)));
     const isRoot = n.cpath === '';
     const confInRoot = isRoot && !this.opts.configCustom;
-    const virtual: string[] = [];
-    if (this.names && this.format.dirIV) virtual.push(DIRIV_NAME);
     const out: string[] = [];
     for (const e of entries) {
       if (confInRoot && e.equals(Buffer.from(REVERSE_CONF_NAME))) {

@@ -178,6 +178,40 @@ test('excludes: -exclude, -exclude-wildcard, -exclude-from hide the same entries
   }
 });
 
+test('-one-file-system: a mount point inside PLAINDIR shows only its gocryptfs.diriv, as in gocryptfs', T, async (t) => {
+  if (process.getuid?.() !== 0) return t.skip('needs root to mount a tmpfs');
+  const base = join(tmp, 'onefs');
+  const plain = join(base, 'plain');
+  const inner = join(plain, 'inner');
+  await fsp.mkdir(join(plain, 'same'), { recursive: true });
+  await fsp.mkdir(inner);
+  await fsp.writeFile(join(plain, 'same', 'f'), 'same fs');
+  await initCipherdir('gocryptfs', plain, ['-reverse']);
+  const m = await run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tscryptfs-test', inner]);
+  assert.equal(m.code, 0, describeRun('mount -t tmpfs', m));
+  try {
+    await fsp.writeFile(join(inner, 'other'), 'other fs');
+    await fsp.utimes(inner, 1_600_000_000, 1_600_000_000);
+    const ours = join(base, 'ours');
+    await mountImpl('tscryptfs', plain, ours, { flags: ['-reverse', '-one-file-system'] });
+    try {
+      await withMount('gocryptfs', plain, join(base, 'theirs'), { flags: ['-reverse', '-one-file-system'] }, async (theirs) => {
+        assert.deepEqual(await listing(ours), await listing(theirs), 'find listings');
+        const d = await run('diff', ['-r', '--no-dereference', ours, theirs]);
+        assert.equal(d.code, 0, describeRun('diff -r', d));
+      });
+      const innerView = (await listing(ours)).filter((l) => l.includes('/')).map((l) => l.split(' ')[0]!);
+      assert.equal(innerView.filter((p) => p.endsWith('/gocryptfs.diriv')).length, 2, 'both directories have a diriv');
+      assert.equal(innerView.length, 3, `same/f, same/diriv, inner/diriv only: ${innerView.join(', ')}`);
+    } finally {
+      await unmountAndReap(ours);
+    }
+  } finally {
+    const u = await run('umount', [inner]);
+    assert.equal(u.code, 0, describeRun('umount tmpfs', u));
+  }
+});
+
 test('reverse exit codes: config exists → 7, config without AES-SIV → 1, unreadable -exclude-from → 29', T, async () => {
   const plain = join(tmp, 'exit-codes-plain');
   await fsp.mkdir(plain);
