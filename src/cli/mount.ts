@@ -130,7 +130,10 @@ export async function runMount(ctx: CliContext): Promise<void> {
   }
 
   const serve = servePlan(ctx, plan);
-  if (reverse) serve.reverse = reverse;
+  if (reverse) {
+    serve.reverse = reverse;
+    serve.idleMs = 0; // gocryptfs ignores -idle in reverse mode
+  }
   if (ctlsock) serve.ctlsock = ctlsock;
   wipe(plan.masterKey);
   if (!bool(ctx.args, 'fg')) {
