@@ -28,6 +28,7 @@ import { stderrLogger, type Logger } from '../util/logger.js';
 import type { Excluder } from './excluder.js';
 import { fileIVs, pathIV, type FileIVs } from './pathiv.js';
 import { ReverseFile } from './reverse-file.js';
+import { InoMap } from './ino-map.js';
 
 /** The config file in the root of a reverse source directory. */
 export const REVERSE_CONF_NAME = '.gocryptfs.reverse.conf';
@@ -35,8 +36,8 @@ export const REVERSE_CONF_NAME = '.gocryptfs.reverse.conf';
 const PATH_MAX = 4096;
 /** Virtual files: a regular file, read-only for everybody. */
 const VIRTUAL_MODE = C.S_IFREG | 0o444;
-/** Tags that keep the inode numbers of virtual files apart from real ones. */
-const INO_TAG = { diriv: 1n, name: 2n } as const;
+/** Tags that keep the inode numbers of virtual files apart from real ones (ino-map.ts). */
+const INO_TAG = { real: 0n, diriv: 1n, name: 2n } as const;
 
 export interface ReverseViewOptions {
   /** Format settings from the config (the cipher must be AES-SIV). */
@@ -89,6 +90,7 @@ export class ReverseView {
   private readonly shortNameMax: number;
   /** The device of the plaintext root, with -one-file-system. */
   private readonly rootDev: bigint | null;
+  private readonly inoMap: InoMap;
 
   constructor(plaindir: string, masterKey: Uint8Array, opts: ReverseViewOptions) {
     if (opts.format.cipher !== 'aes-siv') throw fsError('EINVAL', undefined, undefined, 'reverse mode needs AES-SIV');
@@ -102,7 +104,9 @@ export class ReverseView {
     this.names = ciphers.names;
     const s = Math.floor((this.format.longNameMax * 3) / 4);
     this.shortNameMax = s - (s % 16) - 1;
-    this.rootDev = opts.oneFileSystem ? fs.statSync(plaindir, { bigint: true }).dev : null;
+    const rootDev = fs.statSync(plaindir, { bigint: true }).dev;
+    this.rootDev = opts.oneFileSystem ? rootDev : null;
+    this.inoMap = new InoMap(rootDev);
   }
 
   /** With -one-file-system: true when the plaintext directory is on another filesystem than the root (then it shows empty). */
@@ -202,7 +206,7 @@ export class ReverseView {
   /** A virtual file's stats: owner and times of `from`, its own inode number, mode 0444, the content's size. */
   private virtualStat(from: BigIntStats, tag: bigint, size: number): BigIntStats {
     const st = Object.assign(Object.create(Object.getPrototypeOf(from) as object) as BigIntStats, from);
-    st.ino = from.ino | (tag << 56n);
+    st.ino = this.inoMap.translate(from.dev, tag, from.ino);
     st.mode = BigInt(VIRTUAL_MODE);
     st.nlink = 1n;
     st.size = BigInt(size);
@@ -218,14 +222,19 @@ export class ReverseView {
         return this.virtualStat(this.lstatBacking(n.dirAbs, 'lstat', cpath), INO_TAG.diriv, 16);
       case 'name':
         return this.virtualStat(this.lstatBacking(n.ownerAbs, 'lstat', cpath), INO_TAG.name, n.content.length);
-      case 'conf':
+      case 'conf': {
+        let st: BigIntStats;
         try {
-          return fs.statSync(this.opts.configPath, { bigint: true });
+          st = fs.statSync(this.opts.configPath, { bigint: true });
         } catch (err) {
           throw hasCode(err) ? fsError(err.code, 'stat', cpath) : err;
         }
+        st.ino = this.inoMap.translate(st.dev, INO_TAG.real, st.ino);
+        return st;
+      }
       case 'real': {
         const st = this.lstatBacking(n.abs, 'lstat', cpath);
+        st.ino = this.inoMap.translate(st.dev, INO_TAG.real, st.ino);
         if (st.isFile()) st.size = BigInt(plainSizeToCipherSize(this.content.layout, Number(st.size)));
         else if (st.isSymbolicLink()) st.size = BigInt(this.encryptLink(n).length);
         return st;

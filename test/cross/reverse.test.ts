@@ -94,9 +94,26 @@ async function regularFiles(root: string): Promise<string[]> {
   return r.stdout.split('\n').filter((l) => l !== '').sort();
 }
 
+/** Entries of the view that share an inode number must be hard links of one file (virtual files get their own numbers). */
+async function assertInodesUnique(root: string, what: string): Promise<void> {
+  const r = await run('find', [root, '-printf', '%i %y %n %P\\n']);
+  const byIno = new Map<string, string[]>();
+  for (const l of r.stdout.split('\n').filter((x) => x !== '')) {
+    const [ino, type, nlink, path] = l.split(' ');
+    const group = byIno.get(ino!) ?? [];
+    group.push(`${type} ${nlink} ${path}`);
+    byIno.set(ino!, group);
+  }
+  for (const group of byIno.values()) {
+    if (group.length === 1) continue;
+    assert.ok(group.every((g) => g.startsWith(`f ${group.length} `)), `${what}: entries share an inode number: ${group.join(', ')}`);
+  }
+}
+
 /** `diff -r` (without following symlinks; FIFOs named in `skip` left out, diff cannot compare them), then `cmp` of every file. */
 async function assertSameView(ours: string, theirs: string, what: string): Promise<void> {
   assert.deepEqual(await listing(ours), await listing(theirs), `${what}: find listings`);
+  await assertInodesUnique(ours, what);
   const fifos = (await run('find', [ours, '-type', 'p', '-printf', '%f\\n'])).stdout.split('\n').filter((l) => l !== '');
   const d = await run('diff', ['-r', '--no-dereference', ...fifos.flatMap((f) => ['-x', f]), ours, theirs]);
   assert.equal(d.code, 0, `${what}: ${describeRun('diff -r', d)}`);

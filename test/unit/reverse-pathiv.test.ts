@@ -1,10 +1,10 @@
 /**
- * Reverse mode's derived values (FORMAT.md §9) and the gitignore pattern
+ * Reverse mode's derived values (FORMAT.md §9), its inode numbering, and the gitignore pattern
  * matching of -exclude (go-gitignore's rules), with fixed vectors.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { blockIV, Excluder, fileIVs, pathIV, patternRegExp } from '../../src/reverse/index.js';
+import { blockIV, Excluder, fileIVs, InoMap, pathIV, patternRegExp } from '../../src/reverse/index.js';
 
 test('pathiv: the root DirIV is a8f7bac4… (FORMAT.md §9)', () => {
   assert.equal(pathIV('', 'DIRIV').toString('hex'), 'a8f7bac432ddc1cb3dc74e684d6ae48b');
@@ -49,4 +49,17 @@ test('exclude patterns: the regular expressions go-gitignore builds', () => {
   assert.equal(patternRegExp('#x'), null);
   assert.equal(patternRegExp('   '), null);
   assert.equal(patternRegExp('!x')!.negate, true);
+});
+
+test('InoMap: the root device keeps its inode numbers; other devices, virtual files and huge numbers get their own', () => {
+  const m = new InoMap(100n);
+  assert.equal(m.translate(100n, 0n, 12345n), 12345n);
+  const other = m.translate(200n, 0n, 12345n);
+  assert.equal(other, (1n << 48n) | 12345n);
+  assert.equal(m.translate(100n, 1n, 12345n), (2n << 48n) | 12345n, 'a virtual file of the same inode');
+  assert.equal(m.translate(200n, 0n, 12345n), other, 'stable');
+  const huge = m.translate(100n, 0n, 1n << 50n);
+  assert.equal(huge, 1n << 63n);
+  assert.equal(m.translate(100n, 0n, 1n << 50n), huge);
+  assert.equal(m.translate(100n, 0n, (1n << 50n) + 1n), (1n << 63n) | 1n);
 });
