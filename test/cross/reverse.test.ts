@@ -126,8 +126,8 @@ async function assertSameView(ours: string, theirs: string, what: string): Promi
 }
 
 /** `impl` forward-mounts our view (read-only) and must show the plaintext tree (minus the reverse config). */
-async function assertForwardGivesBack(view: string, plain: string, fwd: string, what: string, exclude: string[] = [], impl: MountImpl = 'gocryptfs'): Promise<void> {
-  await withMount(impl, view, fwd, { flags: ['-ro'] }, async (m) => {
+async function assertForwardGivesBack(view: string, plain: string, fwd: string, what: string, exclude: string[] = [], impl: MountImpl = 'gocryptfs', flags: string[] = []): Promise<void> {
+  await withMount(impl, view, fwd, { flags: ['-ro', ...flags] }, async (m) => {
     const want = (await listing(plain)).filter((l) => !l.startsWith(`${REVERSE_CONF} `) && !exclude.some((x) => l === x || l.startsWith(`${x} `) || l.startsWith(`${x}/`)));
     const got = await listing(m);
     // Directory sizes differ (the view's directories hold gocryptfs.diriv and .name files); compare them without.
@@ -140,27 +140,35 @@ async function assertForwardGivesBack(view: string, plain: string, fwd: string, 
   });
 }
 
-const VARIANTS: { name: string; initBy: MountImpl; flags: string[] }[] = [
+const VARIANTS: { name: string; initBy: MountImpl; flags: string[]; customConfig?: true }[] = [
   { name: 'default', initBy: 'gocryptfs', flags: [] },
+  { name: 'custom-config', initBy: 'tscryptfs', flags: [], customConfig: true },
   { name: 'deterministic-names', initBy: 'tscryptfs', flags: ['-deterministic-names'] },
   { name: 'plaintextnames', initBy: 'tscryptfs', flags: ['-plaintextnames'] },
   { name: 'longnamemax62', initBy: 'gocryptfs', flags: ['-longnamemax', '62'] },
 ];
 
 for (const v of VARIANTS) {
-  test(`reverse view ${v.name}: tscryptfs = gocryptfs byte for byte; gocryptfs and tscryptfs forward-mount it back`, T, async () => {
+  test(`reverse view ${v.name}: tscryptfs = gocryptfs byte for byte; gocryptfs forward-mounts it back, tscryptfs an rsync copy of it`, T, async () => {
     const base = join(tmp, v.name);
     const plain = join(base, 'plain');
     await fsp.mkdir(plain, { recursive: true });
     await makeTree(plain);
-    await initCipherdir(v.initBy, plain, ['-reverse', ...v.flags]);
+    // -config: the config lives outside PLAINDIR and the view has no gocryptfs.conf.
+    const config = v.customConfig ? ['-config', join(base, 'reverse.conf')] : [];
+    await initCipherdir(v.initBy, plain, ['-reverse', ...config, ...v.flags]);
     const ours = join(base, 'ours');
     const theirs = join(base, 'theirs');
-    await mountImpl('tscryptfs', plain, ours, { flags: ['-reverse'] });
+    await mountImpl('tscryptfs', plain, ours, { flags: ['-reverse', ...config] });
     try {
-      await withMount('gocryptfs', plain, theirs, { flags: ['-reverse'] }, (m) => assertSameView(ours, m, v.name));
-      await assertForwardGivesBack(ours, plain, join(base, 'fwd'), v.name);
-      await assertForwardGivesBack(ours, plain, join(base, 'fwd-ts'), v.name, [], 'tscryptfs');
+      await withMount('gocryptfs', plain, theirs, { flags: ['-reverse', ...config] }, (m) => assertSameView(ours, m, v.name));
+      assert.equal((await fsp.readdir(ours)).includes('gocryptfs.conf'), !v.customConfig, 'gocryptfs.conf in the view');
+      await assertForwardGivesBack(ours, plain, join(base, 'fwd'), v.name, [], 'gocryptfs', config);
+      // The backup use: rsync the view elsewhere (hard links kept), mount the copy.
+      const copy = join(base, 'copy');
+      const r = await run('rsync', ['-aH', `${ours}/`, `${copy}/`]);
+      assert.equal(r.code, 0, describeRun('rsync -aH', r));
+      await assertForwardGivesBack(copy, plain, join(base, 'fwd-ts'), `${v.name} (rsync copy)`, [], 'tscryptfs', config);
     } finally {
       await unmountAndReap(ours);
     }
