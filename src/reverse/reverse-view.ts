@@ -29,6 +29,7 @@ import type { Excluder } from './excluder.js';
 import { fileIVs, pathIV, type FileIVs } from './pathiv.js';
 import { ReverseFile } from './reverse-file.js';
 import { InoMap } from './ino-map.js';
+import { LongNameIndex, type LongNameEntry } from './long-name-index.js';
 
 /** The config file in the root of a reverse source directory. */
 export const REVERSE_CONF_NAME = '.gocryptfs.reverse.conf';
@@ -91,6 +92,7 @@ export class ReverseView {
   /** The device of the plaintext root, with -one-file-system. */
   private readonly rootDev: bigint | null;
   private readonly inoMap: InoMap;
+  private readonly longNames = new LongNameIndex();
 
   constructor(plaindir: string, masterKey: Uint8Array, opts: ReverseViewOptions) {
     if (opts.format.cipher !== 'aes-siv') throw fsError('EINVAL', undefined, undefined, 'reverse mode needs AES-SIV');
@@ -136,15 +138,31 @@ export class ReverseView {
    * The plaintext entry in plaintext directory `dirAbs` whose hashed
    * encrypted name is `hashed`, and its full encrypted name.
    */
-  private findLongName(dirAbs: Buffer, cdir: string, hashed: string): { name: Buffer; full: string } {
+  private findLongName(dirAbs: Buffer, cdir: string, hashed: string): LongNameEntry {
+    const found = this.longNames.find(`${cdir}\0${dirAbs.toString('latin1')}`, hashed, () => {
+      let names: Buffer[];
+      try {
+        names = fs.readdirSync(dirAbs, { encoding: 'buffer' });
+      } catch (err) {
+        throw hasCode(err) ? fsError(err.code, 'lookup', hashed) : err;
+      }
+      return this.longNameMap(names, cdir);
+    });
+    if (!found) throw fsError('ENOENT', 'lookup', hashed);
+    return found;
+  }
+
+  /** The hashed names among a directory's entries. */
+  private longNameMap(names: Buffer[], cdir: string): Map<string, LongNameEntry> {
     const codec = this.names!;
     const iv = this.dirIV(cdir);
-    for (const name of fs.readdirSync(dirAbs, { encoding: 'buffer' })) {
+    const map = new Map<string, LongNameEntry>();
+    for (const name of names) {
       if (name.length <= this.shortNameMax) continue;
       const full = codec.encryptName(name, iv);
-      if (codec.needsHash(full) && codec.diskName(full) === hashed) return { name, full };
+      if (codec.needsHash(full)) map.set(codec.diskName(full), { name, full });
     }
-    throw fsError('ENOENT', 'lookup', hashed);
+    return map;
   }
 
   private excluded(plainRel: Buffer): boolean {
@@ -255,6 +273,8 @@ export class ReverseView {
     } catch (err) {
       throw hasCode(err) ? fsError(err.code, 'scandir', cpath) : err;
     }
+    // The lookups that follow a listing (ls -l) find the hashed names here.
+    if (this.names) this.longNames.remember(`${n.cpath}\0${n.abs.toString('latin1')}`, this.longNameMap(entries, n.cpath));
     entries = entries.filter((e) => !this.excluded(joinBuf(n.plainRel, e)));
     const isRoot = n.cpath === '';
     const confInRoot = isRoot && !this.opts.configCustom;

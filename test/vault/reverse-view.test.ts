@@ -88,3 +88,19 @@ test('lookups: virtual files, bad names, path translation', async () => {
   assert.equal(view.decryptPath('jo-tIu5nrEew5ciVgnjkWg/Pv2CXxxRmbR55pFO2UykqQ/kyl4EWEY-H408q-H7e5z9g'), 'dir1/dir2/nested.txt');
   assert.equal(view.decryptPath('gocryptfs.longname.Qp8W1hGyXmMi3jiHdt1fBP2FVMOughrV9zrAeP6zix4'), `longfile_${'x'.repeat(221)}`);
 });
+
+test('long names: entries made or removed after a listing are found or gone at once', async () => {
+  const before = await view.readdir('');
+  const name = `new_${'n'.repeat(200)}`;
+  const cpath = view.encryptPath(name);
+  assert.match(cpath, /^gocryptfs\.longname\./);
+  assert.equal(before.includes(cpath), false);
+  await fsp.writeFile(join(plain, name), 'fresh');
+  assert.equal((await view.stat(cpath)).size, 18n + 5n + 32n);
+  assert.equal((await view.stat(`${cpath}.name`)).size, 278n, '204 bytes pad to 208, 278 base64 characters');
+  assert.ok((await view.readdir('')).includes(cpath));
+  await fsp.rm(join(plain, name));
+  await assert.rejects(view.stat(cpath), { code: 'ENOENT' });
+  await assert.rejects(view.stat(`${cpath}.name`), { code: 'ENOENT' });
+  assert.deepEqual((await view.readdir('')).sort(), before.sort());
+});
