@@ -11,6 +11,7 @@ import { versionLine } from './version.js';
 const USAGE =
   `Usage: ${PROGRAM_NAME} -init|-passwd|-info [OPTIONS] CIPHERDIR\n` +
   `  or   ${PROGRAM_NAME} [OPTIONS] CIPHERDIR MOUNTPOINT\n` +
+  `  or   ${PROGRAM_NAME} -reverse [OPTIONS] PLAINDIR MOUNTPOINT\n` +
   `  or   ${PROGRAM_NAME} -speed|-version|-h|-hh\n`;
 
 const SHORT_OPTIONS = `
@@ -23,6 +24,9 @@ Common options (use -hh to show all):
                      Do not create gocryptfs.diriv files (with -init)
   -longnamemax N     Hash encrypted names longer than N bytes (with -init)
   -scryptn N         scrypt cost log2(N), 10..28, default 16 (with -init, -passwd)
+  -reverse           Encrypted read-only view of a plaintext directory (with -init: create its config)
+  -exclude PATH      Hide PATH from the -reverse view (also -exclude-wildcard, -exclude-from)
+  -ctlsock PATH      Create a control socket for path translation at PATH
   -config FILE       Custom path to the config file
   -extpass CMD       Get the password from an external program
   -passfile FILE     Read the password from a file
@@ -37,7 +41,8 @@ Common options (use -hh to show all):
   -version           Print version information
   --                 Stop option parsing
 
-Mounting, -fsck, -reverse and -ctlsock are not implemented yet.
+-fsck is not implemented yet. tscryptfs-xray inspects cipher files, dumps the
+master key and translates paths through a control socket.
 `;
 
 const NOTES = `
@@ -48,7 +53,7 @@ Notes: All options can equivalently use "-" (single dash) or "--" (double dash).
        -speed: "OpenSSL" rows are the node:crypto backend, "noble" rows the
        pure-TypeScript backend; "(selected in auto mode)" marks the backend
        used without -openssl, which is node:crypto for every cipher.
-       Options marked [mount] are for mounting, which is not implemented yet.
+       Options marked [mount] are for mounting.
        Exit codes are those of gocryptfs (1 usage, 6 CIPHERDIR, 9 password
        unreadable or empty, 12 wrong password, 27 unsupported config, ...).
 `;

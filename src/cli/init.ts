@@ -19,7 +19,8 @@ import { DEFAULT_LONGNAMEMAX } from '../config/index.js';
 import type { CipherName } from '../crypto/index.js';
 import { DIRIV_NAME } from '../names/index.js';
 import { hasCode } from '../util/errors.js';
-import { Vault } from '../vault/index.js';
+import { createConf, writeConfFile } from '../config/index.js';
+import { formatFromInitOptions, Vault } from '../vault/index.js';
 import { requireAegisIfUsed } from './aegis-check.js';
 import { bool, num, type ParsedArgs } from './args.js';
 import type { CliContext } from './context.js';
@@ -94,7 +95,8 @@ function friendlyPath(cipherdir: string): string {
 
 function checkInitFlags(ctx: CliContext): { cipher: CipherName; logN: number } {
   const a = ctx.args;
-  const chosen = ['aessiv', 'xchacha', 'aegis'].filter((c) => bool(a, c));
+  // -reverse implies -aessiv (deterministic nonces are only safe with SIV).
+  const chosen = ['aessiv', 'xchacha', 'aegis'].filter((c) => bool(a, c) || (c === 'aessiv' && bool(a, 'reverse')));
   if (chosen.length > 1) {
     throw new CliError(EXIT.Usage, `The options ${chosen.map((c) => `-${c}`).join(' and ')} cannot be used at the same time`);
   }
@@ -107,19 +109,21 @@ function checkInitFlags(ctx: CliContext): { cipher: CipherName; logN: number } {
   if (hasMasterKeyArg(a)) {
     throw new CliError(EXIT.Usage, 'The options -masterkey and -zerokey cannot be used with -init (a new random master key is created)');
   }
-  const cipher: CipherName = bool(a, 'xchacha') ? 'xchacha' : bool(a, 'aegis') ? 'aegis' : bool(a, 'aessiv') ? 'aes-siv' : 'aes-gcm';
+  const cipher: CipherName = bool(a, 'xchacha') ? 'xchacha' : bool(a, 'aegis') ? 'aegis' : chosen.includes('aessiv') ? 'aes-siv' : 'aes-gcm';
   requireAegisIfUsed(cipher);
   return { cipher, logN: scryptLogN(a, EXIT.WriteConf) };
 }
 
 export async function runInit(ctx: CliContext): Promise<void> {
   const { args: a, out, cipherdir, configPath } = ctx;
-  await assertEmptyDir(cipherdir);
+  // Reverse mode: the directory holds the plaintext and need not be empty; only the config is new.
+  const reverse = bool(a, 'reverse');
+  if (!reverse) await assertEmptyDir(cipherdir);
   const { cipher, logN } = checkInitFlags(ctx);
-  if (ctx.configCustom && (await exists(configPath))) {
+  if ((reverse || ctx.configCustom) && (await exists(configPath))) {
     throw new CliError(EXIT.Init, `Config file ${JSON.stringify(configPath)} already exists`);
   }
-  if (cipher !== 'xchacha' && !cpuHasAes()) {
+  if (!reverse && cipher !== 'xchacha' && !cpuHasAes()) {
     out.info(
       `${out.colors.yellow}Notice: Your CPU does not have AES acceleration. Consider using -xchacha for better performance.${out.colors.reset}`,
     );
@@ -130,29 +134,36 @@ export async function runInit(ctx: CliContext): Promise<void> {
   const longNameMax = num(a, 'longnamemax') || DEFAULT_LONGNAMEMAX;
   const dirivPath = join(cipherdir, DIRIV_NAME);
   let masterKey: Uint8Array;
+  const init = {
+    password,
+    cipher,
+    plaintextNames: bool(a, 'plaintextnames'),
+    deterministicNames: bool(a, 'deterministic-names'),
+    longNameMax,
+    raw64: bool(a, 'raw64'),
+    hkdf: bool(a, 'hkdf'),
+    scryptLogN: logN,
+    configPath,
+    creator: `${PROGRAM_NAME} ${packageVersion()}`,
+    backend: ctx.backend,
+  };
   try {
-    const vault = await Vault.init(cipherdir, {
-      password,
-      cipher,
-      plaintextNames: bool(a, 'plaintextnames'),
-      deterministicNames: bool(a, 'deterministic-names'),
-      longNameMax,
-      raw64: bool(a, 'raw64'),
-      hkdf: bool(a, 'hkdf'),
-      scryptLogN: logN,
-      configPath,
-      creator: `${PROGRAM_NAME} ${packageVersion()}`,
-      backend: ctx.backend,
-    });
-    masterKey = vault.getMasterKey();
-    await vault.close();
+    if (reverse) {
+      const created = await createConf({ format: formatFromInitOptions(init), password, scryptLogN: logN, creator: init.creator });
+      await writeConfFile(configPath, created.conf);
+      masterKey = created.masterKey;
+    } else {
+      const vault = await Vault.init(cipherdir, init);
+      masterKey = vault.getMasterKey();
+      await vault.close();
+    }
   } catch (err) {
     const msg = (err as Error).message;
     // Someone filled the directory since our check: none of it is ours.
     if (hasCode(err, 'ENOTEMPTY')) throw new CliError(EXIT.CipherDir, `Invalid cipherdir: ${msg}`);
-    // Leave nothing behind: the directory was empty and the config did not exist.
+    // Leave nothing behind: the directory was empty (or, reverse, had no config) and the config did not exist.
     await fsp.rm(configPath, { force: true }).catch(() => undefined);
-    await fsp.rm(dirivPath, { force: true }).catch(() => undefined);
+    if (!reverse) await fsp.rm(dirivPath, { force: true }).catch(() => undefined);
     if (hasCode(err, 'ECONFIGWRITE')) throw new CliError(EXIT.WriteConf, msg);
     throw new CliError(EXIT.Init, msg);
   } finally {
@@ -162,6 +173,6 @@ export async function runInit(ctx: CliContext): Promise<void> {
   wipe(masterKey);
 
   const c = out.colors;
-  out.info(`${c.green}The gocryptfs filesystem has been created successfully.${c.reset}`);
-  out.info(`${c.grey}You can now mount it using: ${PROGRAM_NAME} ${friendlyPath(cipherdir)} MOUNTPOINT${c.reset}`);
+  out.info(`${c.green}The ${reverse ? 'gocryptfs-reverse' : 'gocryptfs'} filesystem has been created successfully.${c.reset}`);
+  out.info(`${c.grey}You can now mount it using: ${PROGRAM_NAME}${reverse ? ' -reverse' : ''} ${friendlyPath(cipherdir)} MOUNTPOINT${c.reset}`);
 }

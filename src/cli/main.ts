@@ -13,6 +13,7 @@
 import { promises as fsp } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CONF_NAME } from '../config/index.js';
+import { REVERSE_CONF_NAME } from '../reverse/index.js';
 import type { BackendName } from '../crypto/index.js';
 import { bool, FLAGS, list, parseArgs, parseGoBool, prettyArgs, str, type ParsedArgs } from './args.js';
 import type { Action, CliContext } from './context.js';
@@ -79,9 +80,12 @@ function checkCombinations(args: ParsedArgs): void {
 
 /** Flags that parse but whose feature does not exist yet: fail clearly instead of pretending. */
 function checkUnimplemented(args: ParsedArgs): void {
-  if (list(args, 'exclude').length > 0 && !bool(args, 'reverse')) {
-    throw new CliError(EXIT.ExcludeError, '-exclude only works in reverse mode');
+  if (!bool(args, 'reverse')) {
+    // gocryptfs checks -exclude only; the other two would be silently ignored, which helps nobody.
+    const given = ['exclude', 'exclude-wildcard', 'exclude-from'].find((f) => list(args, f).length > 0);
+    if (given) throw new CliError(EXIT.ExcludeError, `-${given} only works in reverse mode`);
   }
+  if (bool(args, 'reverse') && bool(args, 'fsck')) throw new CliError(EXIT.Usage, 'Running -fsck with -reverse is not supported');
   for (const spec of FLAGS) {
     if (spec.status !== 'unimplemented' || !args.given.has(spec.name)) continue;
     const v = args.values.get(spec.name);
@@ -155,7 +159,7 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
 
   const configFlag = str(args, 'config');
   const configCustom = configFlag !== '';
-  const configPath = configCustom ? resolve(configFlag) : join(cipherdir, CONF_NAME);
+  const configPath = configCustom ? resolve(configFlag) : join(cipherdir, bool(args, 'reverse') ? REVERSE_CONF_NAME : CONF_NAME);
   if (configCustom) out.info(`Using config file at custom location ${configPath}`);
 
   const ctx: CliContext = {

@@ -8,6 +8,7 @@
  * returns once the mount is ready; a FUSE failure is exit 19.
  */
 import { promises as fsp } from 'node:fs';
+import { createServer } from 'node:net';
 import { resolve, sep } from 'node:path';
 import type { ConfFile, FormatOptions } from '../config/index.js';
 import { confFormat } from '../config/index.js';
@@ -22,6 +23,7 @@ import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { loadConfig } from './load-config.js';
 import { masterKeyFromArgs } from './masterkey.js';
+import { reverseSettings } from './reverse-settings.js';
 import { describeError } from './output.js';
 import { wipe } from './password.js';
 
@@ -54,14 +56,38 @@ async function checkMountpoint(ctx: CliContext, mountpoint: string): Promise<voi
   }
 }
 
+/**
+ * -ctlsock PATH, made absolute (the daemon works from /). Like gocryptfs,
+ * fail (exit 20) before asking for the password if the socket cannot be
+ * made: bind it once here and remove it; the mount binds it for real.
+ */
+async function checkCtlSock(ctx: CliContext): Promise<string | null> {
+  const given = str(ctx.args, 'ctlsock');
+  if (given === '') return null;
+  const path = resolve(given);
+  try {
+    await new Promise<void>((res, rej) => {
+      const server = createServer();
+      server.once('error', rej);
+      server.listen(path, () => server.close(() => res()));
+    });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new CliError(EXIT.CtlSock, `ctlsock: listen unix ${path}: bind: ${e.code === 'EADDRINUSE' ? 'address already in use' : describeError(err)}`);
+  }
+  await fsp.rm(path, { force: true });
+  return path;
+}
+
 /** Format settings from -aessiv / -xchacha / ... when the config is bypassed. */
 function formatFromFlags(ctx: CliContext): FormatOptions {
   const a = ctx.args;
-  const ciphers = (['aessiv', 'xchacha', 'aegis'] as const).filter((c) => bool(a, c));
+  // -reverse implies -aessiv.
+  const ciphers = (['aessiv', 'xchacha', 'aegis'] as const).filter((c) => bool(a, c) || (c === 'aessiv' && bool(a, 'reverse')));
   if (ciphers.length > 1) {
     throw new CliError(EXIT.Usage, `The options ${ciphers.map((c) => `-${c}`).join(' and ')} cannot be used at the same time`);
   }
-  const cipher = bool(a, 'xchacha') ? 'xchacha' : bool(a, 'aessiv') ? 'aes-siv' : bool(a, 'aegis') ? 'aegis' : 'aes-gcm';
+  const cipher = bool(a, 'xchacha') ? 'xchacha' : ciphers.includes('aessiv') ? 'aes-siv' : bool(a, 'aegis') ? 'aegis' : 'aes-gcm';
   requireAegisIfUsed(cipher);
   try {
     return formatFromInitOptions({
@@ -81,6 +107,8 @@ export async function runMount(ctx: CliContext): Promise<void> {
   const mountpoint = resolve(ctx.args.positional[1]!);
   await checkMountpoint(ctx, mountpoint);
 
+  const reverse = bool(ctx.args, 'reverse') ? await reverseSettings(ctx) : undefined;
+  const ctlsock = await checkCtlSock(ctx);
   let plan: MountPlan;
   const keyFromArgs = await masterKeyFromArgs(ctx.args, ctx.out);
   if (keyFromArgs) {
@@ -96,8 +124,17 @@ export async function runMount(ctx: CliContext): Promise<void> {
     const { conf, masterKey } = await loadConfig(ctx);
     plan = { cipherdir: ctx.cipherdir, mountpoint, conf, format: confFormat(conf), masterKey };
   }
+  if (reverse && plan.format.cipher !== 'aes-siv') {
+    wipe(plan.masterKey);
+    throw new CliError(EXIT.Usage, 'AES-SIV is required by reverse mode, but not enabled in the config file');
+  }
 
   const serve = servePlan(ctx, plan);
+  if (reverse) {
+    serve.reverse = reverse;
+    serve.idleMs = 0; // gocryptfs ignores -idle in reverse mode
+  }
+  if (ctlsock) serve.ctlsock = ctlsock;
   wipe(plan.masterKey);
   if (!bool(ctx.args, 'fg')) {
     await runInBackground(serve, { nosyslog: bool(ctx.args, 'nosyslog'), quiet: ctx.out.quiet }, ctx.out);

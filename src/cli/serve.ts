@@ -5,7 +5,10 @@
  * exits 0. Used by the foreground mount and by the background daemon.
  */
 import { writeFileSync } from 'node:fs';
-import { loadFuse, mountVault, type MountOptions, type Mounted } from '../fuse/index.js';
+import { loadFuse, mountReverse, mountVault, type MountOptions, type Mounted } from '../fuse/index.js';
+import { Excluder, ReverseView } from '../reverse/index.js';
+import type { ReverseSettings } from './reverse-settings.js';
+import { startCtlSock, type CtlSock, type PathTranslator } from '../ctlsock/index.js';
 import type { Logger } from '../util/logger.js';
 import { Vault } from '../vault/index.js';
 import type { FormatOptions } from '../config/index.js';
@@ -23,6 +26,30 @@ export interface ServePlan {
   mount: MountOptions;
   /** Unmount after this many milliseconds without activity and open files (0 = never). */
   idleMs: number;
+  /** Set for -reverse: `cipherdir` is then the plaintext directory. */
+  reverse?: ReverseSettings;
+  /** Absolute path of the control socket (-ctlsock), if any. */
+  ctlsock?: string;
+}
+
+/** The object behind a mount: a Vault, or a reverse view (which has nothing to close). */
+async function openBacking(plan: ServePlan, key: Buffer, log: Logger, mknod: (path: string, mode: number, dev: number) => number): Promise<{ mount: () => Promise<Mounted>; close: () => Promise<void>; paths: PathTranslator }> {
+  const r = plan.reverse;
+  if (r) {
+    const excluded = r.exclude.length + r.excludeWildcard.length + r.excludeFromContents.length > 0;
+    const view = new ReverseView(plan.cipherdir, key, {
+      format: plan.format,
+      configPath: r.configPath,
+      configCustom: r.configCustom,
+      excluder: excluded ? Excluder.fromOptions(r.exclude, r.excludeWildcard, r.excludeFromContents) : null,
+      oneFileSystem: r.oneFileSystem,
+      backend: plan.backend,
+      logger: log,
+    });
+    return { mount: () => mountReverse(view, plan.mountpoint, plan.mount, log), close: async () => undefined, paths: view };
+  }
+  const vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, logger: log, mknod });
+  return { mount: () => mountVault(vault, plan.mountpoint, plan.mount, log), close: () => vault.close(), paths: vault };
 }
 
 /** Mounts; resolves with the mount once the kernel has answered INIT. */
@@ -34,17 +61,27 @@ export async function startServing(plan: ServePlan, log: Logger): Promise<{ moun
     throw new CliError(EXIT.FuseNewServer, `fuse: ${(err as Error).message}`);
   }
   const key = Buffer.from(plan.masterKeyHex, 'hex');
-  let vault: Vault;
+  let backing: Awaited<ReturnType<typeof openBacking>>;
   try {
-    vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, logger: log, mknod: Fuse.mknod });
+    backing = await openBacking(plan, key, log, Fuse.mknod);
   } finally {
     key.fill(0);
   }
+  let ctlsock: CtlSock | null = null;
+  if (plan.ctlsock) {
+    try {
+      ctlsock = await startCtlSock(plan.ctlsock, backing.paths, log);
+    } catch (err) {
+      await backing.close();
+      throw new CliError(EXIT.CtlSock, `ctlsock: ${(err as Error).message}`);
+    }
+  }
   let mounted: Mounted;
   try {
-    mounted = await mountVault(vault, plan.mountpoint, plan.mount, log);
+    mounted = await backing.mount();
   } catch (err) {
-    await vault.close();
+    await ctlsock?.close();
+    await backing.close();
     throw new CliError(EXIT.FuseNewServer, `fuse: ${(err as Error).message}`);
   }
 
@@ -81,7 +118,8 @@ export async function startServing(plan: ServePlan, log: Logger): Promise<{ moun
     process.off('SIGHUP', onSignal);
     // Whatever the kernel left open (an unmount while busy), close it now.
     await Promise.all(mounted.operations.handles.all().map((f) => f.close().catch(() => undefined)));
-    await vault.close();
+    await ctlsock?.close();
+    await backing.close();
     writeCallCounts(mounted.operations.calls(), log);
   });
   return { mounted, done };

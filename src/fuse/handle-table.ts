@@ -1,11 +1,16 @@
-/** FUSE file handles (small integers) for open VaultFiles. */
+/** FUSE file handles (small integers) for open files (VaultFiles, or reverse-mode files). */
 import type { VaultFile } from '../vault/index.js';
 
-export class HandleTable {
-  private readonly handles = new Map<number, VaultFile>();
+/** What a handle table holds: anything that can be closed. */
+export interface Closable {
+  close(): Promise<void>;
+}
+
+export class HandleTable<F extends Closable = VaultFile> {
+  private readonly handles = new Map<number, F>();
   private next = 1;
 
-  add(f: VaultFile): number {
+  add(f: F): number {
     while (this.handles.has(this.next)) this.next = (this.next % 0x7fffffff) + 1;
     const fh = this.next;
     this.handles.set(fh, f);
@@ -13,11 +18,11 @@ export class HandleTable {
     return fh;
   }
 
-  get(fh: number): VaultFile | undefined {
+  get(fh: number): F | undefined {
     return this.handles.get(fh);
   }
 
-  remove(fh: number): VaultFile | undefined {
+  remove(fh: number): F | undefined {
     const f = this.handles.get(fh);
     this.handles.delete(fh);
     return f;
@@ -27,7 +32,7 @@ export class HandleTable {
     return this.handles.size;
   }
 
-  all(): VaultFile[] {
+  all(): F[] {
     return [...this.handles.values()];
   }
 }

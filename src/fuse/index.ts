@@ -1,2 +1,2 @@
-export { mountVault, fuseOptionList, type MountOptions, type Mounted } from './mount.js';
+export { mountVault, mountReverse, fuseOptionList, type MountOptions, type Mounted } from './mount.js';
 export { loadFuse, FuseUnavailableError } from './fuse-native.js';

@@ -3,9 +3,11 @@
  * and an unmount that always leaves nothing behind.
  */
 import type { Vault } from '../vault/index.js';
+import type { ReverseView } from '../reverse/index.js';
 import type { Logger } from '../util/logger.js';
 import { loadFuse, type FuseInstance } from './fuse-native.js';
 import { makeOperations, type FuseOperations } from './operations.js';
+import { makeReverseOperations } from './reverse-operations.js';
 
 export interface MountOptions {
   readOnly?: boolean;
@@ -28,6 +30,8 @@ export interface MountOptions {
    * see Documentation/fuse-native.md).
    */
   attrCache?: boolean;
+  /** The type shown as fuse.<subtype> (default tscryptfs). */
+  subtype?: string;
 }
 
 export interface Mounted {
@@ -46,7 +50,7 @@ export function fuseOptionList(o: MountOptions): string[] {
   // attr_timeout=0: libfuse2's path API gives every hard-link name its own
   // kernel inode, so a cached size or link count could be stale under the
   // other names (reads there would stop at the old size).
-  const list = ['subtype=tscryptfs', 'attr_timeout=0'];
+  const list = [`subtype=${o.subtype ?? 'tscryptfs'}`, 'attr_timeout=0'];
   if (o.readOnly) list.push('ro');
   if (o.allowOther) list.push('default_permissions'); // let the kernel check permissions for other users
   if (o.nonempty) list.push('nonempty');
@@ -59,6 +63,17 @@ export function fuseOptionList(o: MountOptions): string[] {
 export async function mountVault(vault: Vault, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
   const Fuse = loadFuse();
   const operations = makeOperations(vault, { dev: o.dev ?? false, suid: o.suid ?? false, utimensat: Fuse.utimensat }, log);
+  return mountOperations(operations, mountpoint, o, vault.cipherdir);
+}
+
+/** Mounts a reverse view (-reverse): always read-only, type fuse.tscryptfs-reverse. */
+export async function mountReverse(view: ReverseView, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
+  const operations = makeReverseOperations(view, log);
+  return mountOperations(operations, mountpoint, { subtype: 'tscryptfs-reverse', ...o, readOnly: true }, view.plaindir);
+}
+
+async function mountOperations(operations: FuseOperations, mountpoint: string, o: MountOptions, source: string): Promise<Mounted> {
+  const Fuse = loadFuse();
   const fuse: FuseInstance = new Fuse(mountpoint, operations.ops, {
     timeout: false,
     bigWrites: true,
@@ -70,7 +85,7 @@ export async function mountVault(vault: Vault, mountpoint: string, o: MountOptio
     attrCache: o.attrCache ?? true,
     allowOther: o.allowOther ?? false,
     kernelCache: o.kernelCache ?? false,
-    fsname: o.fsname ?? vault.cipherdir,
+    fsname: o.fsname ?? source,
     debug: o.debug ?? false,
     options: fuseOptionList(o),
   });

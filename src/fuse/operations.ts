@@ -16,7 +16,7 @@ import type { Vault } from '../vault/index.js';
 import type { Logger } from '../util/logger.js';
 import { toErrno } from './errno.js';
 import type { FuseCallback, FuseTime } from './fuse-native.js';
-import { HandleTable } from './handle-table.js';
+import { HandleTable, type Closable } from './handle-table.js';
 
 export interface OperationOptions {
   /** utimensat(2) with exact nanoseconds on a cipher path; 0 or -errno. */
@@ -35,7 +35,7 @@ const KERNEL_HANDLED = C.O_APPEND | C.O_TRUNC | C.O_CREAT | C.O_EXCL;
 
 export interface FuseOperations {
   ops: Record<string, (...args: never[]) => void>;
-  handles: HandleTable;
+  handles: HandleTable<Closable>;
   /** Milliseconds since the epoch of the last operation (for -idle). */
   lastActivity(): number;
   /** How many times each operation came to JS (what the patched binding answers itself is not counted). */

@@ -4,3 +4,4 @@ export * from './longnames.js';
 export * from './name-codec.js';
 export * from './pad16.js';
 export * from './valid-name.js';
+export * from './b64-error.js';

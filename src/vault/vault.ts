@@ -52,6 +52,7 @@ import { BufferPool } from './buffer-pool.js';
 import { VaultFile } from './vault-file.js';
 import { fsx } from '../util/fs-ops.js';
 import { setSize } from './stats.js';
+import { decryptPathAt, encryptPathAt } from './ctlsock-paths.js';
 
 const execFileP = promisify(execFile);
 
@@ -159,6 +160,21 @@ export class Vault {
   async cipherPath(path: string): Promise<string> {
     this.assertOpen();
     return this.mapper.cipherPath(path, 'lstat');
+  }
+
+  /**
+   * The control socket's EncryptPath (gocryptfs semantics): the cipher path,
+   * relative to the cipher directory, of a relative plaintext path.
+   */
+  async encryptPath(plainPath: string): Promise<string> {
+    this.assertOpen();
+    return encryptPathAt({ root: this.cipherdir, format: this.format, codec: this.ciphers.names }, plainPath);
+  }
+
+  /** The control socket's DecryptPath: the plaintext path of a relative cipher path. */
+  async decryptPath(cipherPath: string): Promise<string> {
+    this.assertOpen();
+    return decryptPathAt({ root: this.cipherdir, format: this.format, codec: this.ciphers.names }, cipherPath);
   }
 
   private assertOpen(): void {

@@ -188,7 +188,7 @@ describe('-init failures change nothing', () => {
     ));
   test('-extpass with -passfile → 1', () =>
     expectFailure((d) => ['-init', '-extpass', 'echo x', '-passfile', '/dev/null', d], 1, /-extpass and -passfile cannot be used at the same time/));
-  test('-reverse → 1 (not implemented)', () => expectFailure((d) => ['-init', '-reverse', d], 1, /-reverse is not implemented yet/));
+  test('-reverse -xchacha → 1 (reverse implies -aessiv)', () => expectFailure((d) => ['-init', '-reverse', '-xchacha', d], 1, /-aessiv and -xchacha cannot be used at the same time/));
   test('-aegis -xchacha → 1', () => expectFailure((d) => ['-init', '-aegis', '-xchacha', d], 1, /-xchacha and -aegis cannot be used at the same time/));
   test('-aegis -hkdf=false → 1', () => expectFailure((d) => ['-init', '-aegis', '-hkdf=false', d], 1, /-aegis needs -hkdf/));
   test('config cannot be written → 24, no diriv left behind', () =>

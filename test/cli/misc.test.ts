@@ -73,8 +73,6 @@ describe('usage errors → 1', () => {
     ['-o o', ['-o', 'o', 'x'], /You can't pass "-o" to "-o"/],
     ['bad -openssl', ['-openssl', 'maybe', 'x'], /Invalid "-openssl" setting/],
     ['-fsck', ['-fsck', 'x'], /^tscryptfs: -fsck is not implemented yet$/],
-    ['-reverse', ['-reverse', 'x', 'y'], /-reverse is not implemented yet/],
-    ['-ctlsock', ['-ctlsock', '/tmp/s', 'x', 'y'], /-ctlsock is not implemented yet/],
     ['-fido2', ['-fido2', '/dev/x', 'x'], /-fido2 is not implemented yet/],
     ['bad -force_owner', ['-force_owner', 'abc', 'x', 'y'], /force_owner must be in form UID:GID/],
   ];
@@ -89,6 +87,10 @@ describe('usage errors → 1', () => {
   test('-exclude without -reverse → 29 (as gocryptfs)', async () => {
     const r = await tscryptfs(['-exclude', 'a', vault, mnt]);
     assert.equal(r.code, 29);
+  });
+  test('-exclude-wildcard, -exclude-from without -reverse → 29 too', async () => {
+    assert.equal((await tscryptfs(['-ew', '*.o', vault, mnt])).code, 29);
+    assert.equal((await tscryptfs(['-exclude-from', '/dev/null', vault, mnt])).code, 29);
   });
 });
 

@@ -297,7 +297,7 @@ export interface MountOptions {
   flags?: string[];
   /** Password for -extpass (default "test"); false: no -extpass (with -masterkey etc.). */
   password?: string | false;
-  /** Control socket path (-ctlsock; gocryptfs only for now). */
+  /** Control socket path (-ctlsock). */
   ctlsock?: string;
   /** Create the mount point first (default true). */
   createMountpoint?: boolean;

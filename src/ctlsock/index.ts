@@ -1,0 +1,3 @@
+export { startCtlSock, type CtlSock } from './server.js';
+export { answerRequest, encodeResponse, goJsonError, READ_BUF_SIZE, type CtlSockResponse, type PathTranslator } from './protocol.js';
+export { sanitizePath, cleanPath } from './sanitize.js';

@@ -1,0 +1,5 @@
+export { ReverseView, REVERSE_CONF_NAME, type ReverseViewOptions } from './reverse-view.js';
+export { ReverseFile } from './reverse-file.js';
+export { Excluder, patternRegExp } from './excluder.js';
+export { InoMap } from './ino-map.js';
+export { pathIV, fileIVs, blockIV, type PathIvPurpose, type FileIVs } from './pathiv.js';

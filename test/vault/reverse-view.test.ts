@@ -1,0 +1,106 @@
+/**
+ * The reverse view (src/reverse, no FUSE) of gocryptfs 2.3's reverse
+ * fixture (FORMAT.md §9) is byte for byte the view gocryptfs showed: the
+ * same encrypted names, sizes, symlink targets and file bytes (derived
+ * file IDs and nonces), the virtual gocryptfs.diriv, .name and
+ * gocryptfs.conf files. The fixture's plaintext arrives with its symlinks
+ * flattened; the plain manifest restores them.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
+import { confFormat, readConfFile } from '../../src/config/index.js';
+import { ReverseView, REVERSE_CONF_NAME } from '../../src/reverse/index.js';
+import { fixtureMasterKey, readManifest } from '../helpers/fixtures.js';
+import { VECTORS_DIR } from '../helpers/paths.js';
+import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
+
+const FIXTURE = 'reverse';
+let tmp = '';
+let plain = '';
+let view: ReverseView;
+
+before(async () => {
+  tmp = makeTempDir('tscryptfs-reverse-view-');
+  plain = join(tmp, 'plain');
+  await fsp.cp(join(VECTORS_DIR, FIXTURE, 'plain'), plain, { recursive: true });
+  await fsp.chmod(plain, 0o755);
+  for (const e of readManifest(FIXTURE, 'plain')) {
+    if (e.type !== 'symlink') continue;
+    const p = join(plain, e.path);
+    await fsp.chmod(join(p, '..'), 0o755);
+    await fsp.rm(p);
+    await fsp.symlink(e.target!, p);
+  }
+  const confPath = join(plain, REVERSE_CONF_NAME);
+  const conf = await readConfFile(confPath);
+  view = new ReverseView(plain, Buffer.from(fixtureMasterKey(FIXTURE), 'hex'), { format: confFormat(conf), configPath: confPath, configCustom: false });
+});
+after(() => removeTempDir(tmp));
+
+test('every entry of the fixture view: name, type, size, target, bytes', async () => {
+  const expected = readManifest(FIXTURE, 'cipher');
+  const seen: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for (const name of await view.readdir(dir)) {
+      const p = dir === '' ? name : `${dir}/${name}`;
+      seen.push(p);
+      const e = expected.find((x) => x.path === p);
+      assert.ok(e, `unexpected entry ${p}`);
+      const st = await view.stat(p);
+      if (e.type === 'dir') {
+        assert.ok(st.isDirectory(), p);
+        await walk(p);
+        continue;
+      }
+      assert.equal(Number(st.size), e.size, `size of ${p}`);
+      if (e.type === 'symlink') {
+        assert.ok(st.isSymbolicLink(), p);
+        assert.equal(await view.readlink(p), e.target, `target of ${p}`);
+        continue;
+      }
+      assert.ok(st.isFile(), p);
+      const f = await view.open(p);
+      const whole = await f.read(1 << 20, 0);
+      // Odd offsets and lengths give the same bytes as one big read.
+      const pieces = [await f.read(5, 0), await f.read(30, 5), await f.read(4200, 35), await f.read(1 << 20, 4235)];
+      await f.close();
+      assert.equal(whole.length, e.size, `bytes of ${p}`);
+      if (e.size > 0) assert.deepEqual(Buffer.concat(pieces), whole, `pieced reads of ${p}`);
+      const cipherFile = await fsp.readFile(join(VECTORS_DIR, FIXTURE, 'cipher_view', p));
+      assert.deepEqual(whole, cipherFile, `content of ${p}`);
+    }
+  };
+  await walk('');
+  assert.deepEqual(seen.sort(), expected.map((e) => e.path).sort());
+});
+
+test('lookups: virtual files, bad names, path translation', async () => {
+  await assert.rejects(view.stat('AAAAAAAAAAAAAAAAAAAAAA'), { code: 'ENOENT' });
+  await assert.rejects(view.stat('not-base64!'), { code: 'ENOENT' });
+  await assert.rejects(view.stat('gocryptfs.longname.AAAA.name'), { code: 'ENOENT' });
+  await assert.rejects(view.open('gocryptfs.conf', 1), { code: 'EROFS' });
+  const diriv = await view.stat('gocryptfs.diriv');
+  assert.equal(diriv.mode & 0o7777n, 0o444n);
+  assert.equal(diriv.size, 16n);
+  assert.equal(view.encryptPath('dir1/dir2/nested.txt'), 'jo-tIu5nrEew5ciVgnjkWg/Pv2CXxxRmbR55pFO2UykqQ/kyl4EWEY-H408q-H7e5z9g');
+  assert.equal(view.decryptPath('jo-tIu5nrEew5ciVgnjkWg/Pv2CXxxRmbR55pFO2UykqQ/kyl4EWEY-H408q-H7e5z9g'), 'dir1/dir2/nested.txt');
+  assert.equal(view.decryptPath('gocryptfs.longname.Qp8W1hGyXmMi3jiHdt1fBP2FVMOughrV9zrAeP6zix4'), `longfile_${'x'.repeat(221)}`);
+});
+
+test('long names: entries made or removed after a listing are found or gone at once', async () => {
+  const before = await view.readdir('');
+  const name = `new_${'n'.repeat(200)}`;
+  const cpath = view.encryptPath(name);
+  assert.match(cpath, /^gocryptfs\.longname\./);
+  assert.equal(before.includes(cpath), false);
+  await fsp.writeFile(join(plain, name), 'fresh');
+  assert.equal((await view.stat(cpath)).size, 18n + 5n + 32n);
+  assert.equal((await view.stat(`${cpath}.name`)).size, 278n, '204 bytes pad to 208, 278 base64 characters');
+  assert.ok((await view.readdir('')).includes(cpath));
+  await fsp.rm(join(plain, name));
+  await assert.rejects(view.stat(cpath), { code: 'ENOENT' });
+  await assert.rejects(view.stat(`${cpath}.name`), { code: 'ENOENT' });
+  assert.deepEqual((await view.readdir('')).sort(), before.sort());
+});
