@@ -51,7 +51,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'init', kind: 'bool', status: 'ok', help: 'Initialize an empty CIPHERDIR' },
   { name: 'info', kind: 'bool', status: 'ok', help: 'Print the settings stored in the config file of CIPHERDIR' },
   { name: 'passwd', kind: 'bool', status: 'ok', help: 'Change the password (re-wrap the master key)' },
-  { name: 'fsck', kind: 'bool', status: 'unimplemented', help: 'Check CIPHERDIR for corruption (not implemented yet)' },
+  { name: 'fsck', kind: 'bool', status: 'ok', help: 'Check CIPHERDIR for corruption (read-only; exit code 26 when problems are found)' },
   { name: 'speed', kind: 'bool', status: 'ok', help: 'Measure the encryption speed of every cipher and backend' },
   { name: 'version', kind: 'bool', status: 'ok', help: 'Print the version and exit' },
   { name: 'help', kind: 'bool', aliases: ['h'], status: 'ok', help: 'Print the short help text' },

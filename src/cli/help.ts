@@ -29,6 +29,7 @@ Common options (use -hh to show all):
   -masterkey HEX     Use the master key instead of the password ("stdin" reads it)
   -h, -help          This short help text
   -hh                Long help text with all options
+  -fsck              Check an encrypted directory for corruption
   -init              Initialize an encrypted directory
   -info              Display information about an encrypted directory
   -passwd            Change the password
@@ -37,7 +38,7 @@ Common options (use -hh to show all):
   -version           Print version information
   --                 Stop option parsing
 
-Mounting, -fsck, -reverse and -ctlsock are not implemented yet.
+-reverse and -ctlsock are not implemented yet.
 `;
 
 const NOTES = `

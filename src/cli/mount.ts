@@ -55,7 +55,7 @@ async function checkMountpoint(ctx: CliContext, mountpoint: string): Promise<voi
 }
 
 /** Format settings from -aessiv / -xchacha / ... when the config is bypassed. */
-function formatFromFlags(ctx: CliContext): FormatOptions {
+export function formatFromFlags(ctx: CliContext): FormatOptions {
   const a = ctx.args;
   const ciphers = (['aessiv', 'xchacha', 'aegis'] as const).filter((c) => bool(a, c));
   if (ciphers.length > 1) {
