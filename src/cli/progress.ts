@@ -22,7 +22,7 @@ export class Progress {
     const now = Date.now();
     if (now - this.started < this.intervalMs || now - this.last < this.intervalMs) return;
     this.last = now;
-    const width = Math.max(20, (this.stream.columns ?? 80) - 1);
+    const width = Math.max(20, (this.stream.columns || 80) - 1);
     this.stream.write(`\r\x1b[K${text.length > width ? text.slice(0, width - 1) + '…' : text}`);
     this.shown = true;
   }

@@ -1,0 +1,136 @@
+/**
+ * tscryptfs -fsck against gocryptfs -fsck: the gocryptfs-made fixtures are
+ * clean for both (exit 0); a damaged copy gives both exit 26 and the same
+ * set of reported paths (plus the orphaned .name file only we see); the
+ * check leaves the cipher directory as it was; progress appears on a
+ * terminal only; -masterkey works as for mounting.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { promises as fsp, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FORWARD_VECTORS, fixtureMasterKey, materializeVector } from '../helpers/fixtures.js';
+import { VECTORS_DIR } from '../helpers/paths.js';
+import { treeState } from '../helpers/tree-state.js';
+import { BIN, cleanup, gocryptfs, lines, tempDir, tscryptfs } from './helpers.js';
+
+let tmp: string;
+before(async () => {
+  tmp = await tempDir('tscryptfs-fsck-');
+});
+after(async () => {
+  await cleanup(tmp);
+});
+
+const passfile = (fixture: string): string[] => ['-passfile', join(VECTORS_DIR, fixture, 'password.txt')];
+
+/** The paths an -fsck output reports, in gocryptfs's wording (ours uses the same). */
+function reportedPaths(stdout: string): string[] {
+  const out = new Set<string>();
+  for (const l of lines(stdout)) {
+    if (!l.startsWith('fsck: ') || l.startsWith('fsck: summary')) continue;
+    const entry = /^fsck: (?:corrupt entry|orphaned long name file) in dir ("(?:[^"\\]|\\.)*"): ("(?:[^"\\]|\\.)*")/.exec(l);
+    if (entry) {
+      const dir = JSON.parse(entry[1]!) as string;
+      const name = JSON.parse(entry[2]!) as string;
+      out.add(dir === '' ? name : `${dir}/${name}`);
+      continue;
+    }
+    const first = /^fsck: [^"]*("(?:[^"\\]|\\.)*")/.exec(l);
+    if (first) out.add(JSON.parse(first[1]!) as string);
+  }
+  return [...out].sort();
+}
+
+describe('fixtures: clean for tscryptfs and gocryptfs', () => {
+  for (const fx of FORWARD_VECTORS) {
+    test(fx, async () => {
+      const dir = join(tmp, `clean-${fx}`);
+      await materializeVector(fx, dir);
+      const before = await treeState(dir);
+      const ours = await tscryptfs(['-fsck', ...passfile(fx), dir]);
+      assert.equal(ours.code, 0, ours.stdout + ours.stderr);
+      assert.match(ours.stdout, /Checking filesystem\.\.\.\nfsck summary: no problems found\n$/);
+      assert.deepEqual(await treeState(dir), before, 'fsck changed the cipher directory');
+    });
+  }
+  test('gocryptfs agrees on one of them', async () => {
+    const go = await gocryptfs(['-fsck', ...passfile('aesgcm'), join(tmp, 'clean-aesgcm')]);
+    assert.equal(go.code, 0, go.stdout + go.stderr);
+  });
+});
+
+describe('a damaged copy of the aesgcm fixture', () => {
+  let dir: string;
+  const paths = JSON.parse(readFileSync(join(VECTORS_DIR, 'aesgcm', 'paths.json'), 'utf8')) as Array<{ plain: string; cipher: string }>;
+  const cipherOf = (plain: string): string => join(dir, paths.find((p) => p.plain === plain)!.cipher);
+
+  before(async () => {
+    dir = join(tmp, 'damaged');
+    await materializeVector('aesgcm', dir);
+    const flip = async (p: string, off: number): Promise<void> => {
+      const b = await fsp.readFile(p);
+      b[off]! ^= 1;
+      await fsp.writeFile(p, b);
+    };
+    await flip(cipherOf('file_5000.bin'), 18 + 100); // block 0 ciphertext
+    await flip(cipherOf('block_4096.bin'), 1); // header version
+    await fsp.truncate(cipherOf('hole_seek.bin'), 18 + 4096 + 32 + 10); // last block cut short
+    await fsp.writeFile(join(cipherOf('dir1'), 'AAAAAAAAAA'), 'junk'); // name that does not decrypt
+    const long = cipherOf('n176_' + 'b'.repeat(171));
+    await fsp.rm(`${long}.name`); // long-name entry without its .name
+    const iv = join(cipherOf('dir1/dir2'), 'gocryptfs.diriv');
+    await fsp.chmod(iv, 0o644);
+    await fsp.writeFile(iv, Buffer.alloc(16)); // all-zero diriv
+    const link = cipherOf('symlink_abs');
+    const target = await fsp.readlink(link);
+    await fsp.rm(link);
+    await fsp.symlink((target[0] === 'A' ? 'B' : 'A') + target.slice(1), link); // target does not authenticate
+    await fsp.writeFile(join(dir, 'gocryptfs.longname.orphaned.name'), 'x'); // .name with no entry
+  });
+
+  test('tscryptfs and gocryptfs: exit 26, the same corrupt paths; ours also the orphaned .name file; nothing changed', async () => {
+    assert.ok(paths.some((p) => p.plain.startsWith('n176_')), 'fixture has the long name');
+    const before = await treeState(dir);
+    const ours = await tscryptfs(['-fsck', '-q', ...passfile('aesgcm'), dir]);
+    assert.deepEqual(await treeState(dir), before, 'fsck changed the cipher directory');
+    const go = await gocryptfs(['-fsck', ...passfile('aesgcm'), dir]);
+    assert.equal(ours.code, 26, ours.stdout + ours.stderr);
+    assert.equal(go.code, 26, go.stdout + go.stderr);
+    const expected = ['block_4096.bin', 'dir1/AAAAAAAAAA', 'dir1/dir2', 'file_5000.bin', 'hole_seek.bin', 'symlink_abs', paths.find((p) => p.plain.startsWith('n176_'))!.cipher].sort();
+    assert.deepEqual(reportedPaths(go.stdout), expected, go.stdout);
+    assert.deepEqual(reportedPaths(ours.stdout), [...expected, 'gocryptfs.longname.orphaned.name'].sort(), ours.stdout);
+    assert.match(ours.stdout, /\nfsck summary: 8 corrupt files, 0 files skipped\n$/);
+    assert.equal(ours.stderr, '');
+    // Each line names the cipher file too.
+    assert.match(ours.stdout, new RegExp(`fsck: corrupt file "file_5000.bin": block 0 failed authentication, cipher offset 18 \\(cipher file ${cipherOf('file_5000.bin')}\\)`));
+  });
+
+  test('-masterkey instead of the password (format from the flags)', async () => {
+    const r = await tscryptfs(['-fsck', '-q', '-masterkey', fixtureMasterKey('aesgcm'), dir]);
+    assert.equal(r.code, 26, r.stdout + r.stderr);
+    assert.match(r.stdout, /fsck summary: 8 corrupt files/);
+  });
+
+  test('a wrong password is exit 12 and no check', async () => {
+    const r = await tscryptfs(['-fsck', '-q', '-extpass', 'echo wrong', dir]);
+    assert.equal(r.code, 12, r.stdout + r.stderr);
+    assert.doesNotMatch(r.stdout, /fsck summary/);
+  });
+
+  test('progress goes to a terminal only: none on a pipe, a redrawn line on a pty', async () => {
+    const piped = await tscryptfs(['-fsck', ...passfile('aesgcm'), dir], { env: { TSCRYPTFS_PROGRESS_MS: '0' } });
+    assert.doesNotMatch(piped.stdout + piped.stderr, /\r|dirs, \d+ files/);
+    const cmd = [process.execPath, BIN, '-fsck', ...passfile('aesgcm'), dir].map((s) => `'${s}'`).join(' ');
+    const onPty = await new Promise<string>((resolve, reject) => {
+      const child = spawn('script', ['-qfec', cmd, '/dev/null'], { env: { ...process.env, NO_COLOR: '1', TSCRYPTFS_PROGRESS_MS: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      child.on('error', reject);
+      child.on('close', () => resolve(out));
+    });
+    assert.match(onPty, /\r\x1b\[Kfsck: \d+ dirs, \d+ files, [\d.]+ MiB checked: /);
+    assert.match(onPty, /fsck summary: 8 corrupt files/);
+  });
+});
