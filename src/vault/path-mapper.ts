@@ -7,8 +7,10 @@ import { join, posix } from 'node:path';
 import type { FormatOptions } from '../config/format.js';
 import { CONF_NAME } from '../config/conf-file.js';
 import { readDirIV, ZERO_IV, type NameCodec, invalidNameCode } from '../names/index.js';
-import { fsError } from '../util/errors.js';
+import { fsError, hasCode } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
 import type { DirIVCache } from './dir-iv-cache.js';
+import { fsx } from '../util/fs-ops.js';
 
 /** One entry's place in the cipher tree. */
 export interface CipherEntry {
@@ -30,6 +32,7 @@ export class PathMapper {
     private readonly format: FormatOptions,
     private readonly codec: NameCodec | null,
     private readonly ivCache: DirIVCache,
+    private readonly log?: Logger,
   ) {}
 
   /** Validated plaintext components of a path; "/" and "" are the root. */
@@ -49,7 +52,19 @@ export class PathMapper {
     if (!this.format.dirIV) return ZERO_IV;
     const hit = this.ivCache.get(cipherDir);
     if (hit) return hit;
-    const iv = await readDirIV(cipherDir);
+    let iv: Buffer;
+    try {
+      iv = await readDirIV(cipherDir);
+    } catch (err) {
+      // A damaged or missing diriv makes the whole directory EIO (as in
+      // gocryptfs), with a log line saying why. ENOENT stays ENOENT only
+      // when the directory itself does not exist.
+      const missing = hasCode(err, 'ENOENT') && (await isDirectory(cipherDir));
+      if (!missing && !hasCode(err, 'EIO')) throw err;
+      const e = missing ? fsError('EIO', 'open', join(cipherDir, 'gocryptfs.diriv'), 'diriv is missing') : (err as Error);
+      this.log?.warn(`${cipherDir}: ${e.message}`);
+      throw e;
+    }
     this.ivCache.set(cipherDir, iv);
     return iv;
   }
@@ -88,14 +103,22 @@ export class PathMapper {
     return this.withPlainErrors(this.child(dir, parts[parts.length - 1]!, parts.length === 1, syscall, plainPath), syscall, plainPath);
   }
 
-  /** Reading a parent's diriv fails with the cipher path; report the plaintext path instead. */
+  /** Reading a parent's diriv fails with the cipher path; report the plaintext path instead (the log line has the cipher path). */
   private async withPlainErrors<T>(p: Promise<T>, syscall: string, plainPath: string): Promise<T> {
     try {
       return await p;
     } catch (err) {
       const code = (err as { code?: string }).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') throw fsError(code, syscall, plainPath);
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES' || code === 'EIO') throw fsError(code, syscall, plainPath);
       throw err;
     }
+  }
+}
+
+async function isDirectory(p: string): Promise<boolean> {
+  try {
+    return (await fsx.lstat(p)).isDirectory();
+  } catch {
+    return false;
   }
 }

@@ -28,6 +28,7 @@ import {
   createDirIV,
   deleteLongName,
   DIRIV_NAME,
+  hashLongName,
   longNameKind,
   readLongName,
   writeLongName,
@@ -86,7 +87,7 @@ export class Vault {
     this.log = opts.logger ?? stderrLogger;
     this.nativeMknod = opts.mknod;
     this.ciphers = deriveCiphers(masterKey, format, opts.backend);
-    this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.ivCache);
+    this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.ivCache, this.log);
   }
 
   // ---------------------------------------------------------------- creation
@@ -246,7 +247,9 @@ export class Vault {
     if (!codec) {
       return names.filter((n) => !(isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')));
     }
-    const iv = await this.mapper.dirIV(dir);
+    const iv = await this.mapper.dirIV(dir).catch((err: unknown) => {
+      throw this.plainError(err, 'scandir', path);
+    });
     const out: string[] = [];
     for (const n of names) {
       if (isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')) continue;
@@ -256,7 +259,7 @@ export class Vault {
       if (kind === 'name-file') continue;
       if (kind === 'content') {
         const full = await readLongName(dir, n);
-        if (full === null) {
+        if (full === null || hashLongName(full, this.format.raw64) !== n) {
           this.log.warn(`${join(dir, n)}: long name without a valid .name file, hidden`);
           continue;
         }
