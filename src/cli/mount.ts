@@ -148,7 +148,7 @@ function servePlan(ctx: CliContext, plan: MountPlan): ServePlan {
     cipherdir: plan.cipherdir,
     mountpoint: plan.mountpoint,
     format: plan.format,
-    masterKeyHex: plan.masterKey.toString('hex'),
+    masterKey: Buffer.from(plan.masterKey),
     backend: ctx.backend,
     readOnly: bool(ctx.args, 'ro'),
     mount: mountOptions(ctx),

@@ -11,12 +11,13 @@ import type { FormatOptions } from '../config/index.js';
 import type { BackendName } from '../crypto/index.js';
 import { CliError, EXIT } from './exit-codes.js';
 
-/** Everything a mount process needs; plain data so it can cross to the daemon. */
+/** Everything a mount process needs; plain data so it can cross to the daemon (structured clone: the key stays bytes). */
 export interface ServePlan {
   cipherdir: string;
   mountpoint: string;
   format: FormatOptions;
-  masterKeyHex: string;
+  /** 32 bytes; zeroed by startServing once the vault has its own copy. */
+  masterKey: Uint8Array;
   backend: BackendName;
   readOnly: boolean;
   mount: MountOptions;
@@ -32,12 +33,11 @@ export async function startServing(plan: ServePlan, log: Logger): Promise<{ moun
   } catch (err) {
     throw new CliError(EXIT.FuseNewServer, `fuse: ${(err as Error).message}`);
   }
-  const key = Buffer.from(plan.masterKeyHex, 'hex');
   let vault: Vault;
   try {
-    vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, logger: log, mknod: Fuse.mknod });
+    vault = await Vault.fromKey(plan.cipherdir, plan.masterKey, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, logger: log, mknod: Fuse.mknod });
   } finally {
-    key.fill(0);
+    plan.masterKey.fill(0);
   }
   let mounted: Mounted;
   try {
