@@ -17,6 +17,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { CliError, EXIT } from './exit-codes.js';
 import { goQuote, PROGRAM_NAME } from './output.js';
+import { redactArgs } from './redact.js';
 
 export type FlagKind = 'bool' | 'string' | 'int' | 'uint8' | 'duration' | 'list';
 
@@ -159,9 +160,9 @@ export function list(a: ParsedArgs, name: string): string[] {
   return Array.isArray(v) ? v : [];
 }
 
-/** Go's %q of the whole command line, as in gocryptfs's "Invalid command line" message. */
+/** Go's %q of the whole command line, as in gocryptfs's "Invalid command line" message; secrets redacted. */
 export function prettyArgs(argv: readonly string[]): string {
-  return [PROGRAM_NAME, ...argv].map(goQuote).join(' ');
+  return [PROGRAM_NAME, ...redactArgs(argv)].map(goQuote).join(' ');
 }
 
 function usageError(argv: readonly string[], detail: string): CliError {

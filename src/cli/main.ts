@@ -26,6 +26,7 @@ import { runMount } from './mount.js';
 import { DAEMON_ENV, runDaemonChild } from './daemon.js';
 import { describeError, Output, PROGRAM_NAME } from './output.js';
 import { runPasswd } from './passwd.js';
+import { scrubProcessArgv } from './redact.js';
 import { runSpeed } from './speed.js';
 import { printVersion } from './version.js';
 
@@ -193,7 +194,9 @@ export function run(): void {
       throw err;
     });
   }
-  main(process.argv.slice(2)).then(
+  const argv = process.argv.slice(2);
+  scrubProcessArgv(argv);
+  main(argv).then(
     (code) => {
       process.exitCode = code;
     },
