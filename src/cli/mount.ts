@@ -151,6 +151,7 @@ function servePlan(ctx: CliContext, plan: MountPlan): ServePlan {
     masterKey: Buffer.from(plan.masterKey),
     backend: ctx.backend,
     readOnly: bool(ctx.args, 'ro'),
+    noPrealloc: bool(ctx.args, 'noprealloc'),
     mount: mountOptions(ctx),
     idleMs: num(ctx.args, 'idle'),
   };

@@ -20,6 +20,8 @@ export interface ServePlan {
   masterKey: Uint8Array;
   backend: BackendName;
   readOnly: boolean;
+  /** -noprealloc */
+  noPrealloc: boolean;
   mount: MountOptions;
   /** Unmount after this many milliseconds without activity and open files (0 = never). */
   idleMs: number;
@@ -35,7 +37,7 @@ export async function startServing(plan: ServePlan, log: Logger): Promise<{ moun
   }
   let vault: Vault;
   try {
-    vault = await Vault.fromKey(plan.cipherdir, plan.masterKey, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, logger: log, mknod: Fuse.mknod });
+    vault = await Vault.fromKey(plan.cipherdir, plan.masterKey, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, noPrealloc: plan.noPrealloc, logger: log, mknod: Fuse.mknod });
   } finally {
     plan.masterKey.fill(0);
   }

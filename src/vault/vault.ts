@@ -49,6 +49,7 @@ import {
   type VaultOpenOptions,
 } from './options.js';
 import { PathMapper, type CipherEntry } from './path-mapper.js';
+import { Preallocator } from './prealloc.js';
 import { VaultFile } from './vault-file.js';
 import { fsx } from '../util/fs-ops.js';
 import { setSize } from './stats.js';
@@ -75,6 +76,7 @@ export class Vault {
   private readonly ivCache = new DirIVCache();
   private readonly files = new FileStateTable();
   private readonly openHandles = new Set<VaultFile>();
+  private readonly prealloc: Preallocator;
   private masterKey: Uint8Array;
   private closed = false;
 
@@ -86,6 +88,7 @@ export class Vault {
     this.readOnly = opts.readOnly ?? false;
     this.log = opts.logger ?? stderrLogger;
     this.nativeMknod = opts.mknod;
+    this.prealloc = new Preallocator(!(opts.noPrealloc ?? false), this.log);
     this.ciphers = deriveCiphers(masterKey, format, opts.backend);
     this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.ivCache, this.log);
   }
@@ -374,7 +377,7 @@ export class Vault {
       throw err;
     }
     const state = this.files.acquire(st.dev, st.ino);
-    const content: ContentFile = { fd, state, cipher: this.ciphers.content, cipherPath: e.path, log: this.log };
+    const content: ContentFile = { fd, state, cipher: this.ciphers.content, cipherPath: e.path, log: this.log, prealloc: this.prealloc };
     const handle: VaultFile = new VaultFile(content, f, path, () => {
       this.files.release(st.dev, st.ino);
       this.openHandles.delete(handle);
