@@ -4,14 +4,15 @@
  * names too long, trailing slashes, renames into itself, across
  * filesystems, ...) must fail through the mount with exactly the errno the
  * kernel's own ext4 gives on the same tree; on a -ro mount every change
- * must be what a read-only bind mount of ext4 gives (EROFS).
+ * must be what a read-only bind mount of ext4 gives (EROFS). A tampered
+ * block is EIO through the mount, with the daemon's log line.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import { MOUNT_IMPL, run, withMount } from '../helpers/mount.js';
-import { py, useCipherdir } from '../helpers/mount-suite.js';
+import { logPathFor, MOUNT_IMPL, run, withMount } from '../helpers/mount.js';
+import { cipherPathOf, py, useCipherdir } from '../helpers/mount-suite.js';
 
 const T = { timeout: 60_000 };
 const fx = useCipherdir('errno', MOUNT_IMPL);
@@ -150,4 +151,34 @@ test('-ro: every change is refused as by a read-only bind mount of ext4 (EROFS);
   await withMount(MOUNT_IMPL, fx.cipherdir, mnt, { flags: ['-ro'] }, async (m) => {
     assert.deepEqual(await py<Record<string, string>>(RO_CASES, [m]), expected);
   });
+});
+
+test('a tampered block through the mount: EIO for that block only, and a log line of the daemon', T, async () => {
+  const mnt = join(fx.tmp, 'mnt-tamper');
+  const data = Buffer.alloc(3 * 4096, 0x41);
+  await withMount(MOUNT_IMPL, fx.cipherdir, mnt, {}, async (m) => {
+    await fsp.writeFile(join(m, 'tampered'), data);
+  });
+  const cp = await cipherPathOf(fx.cipherdir, 'tampered');
+  const b = await fsp.readFile(cp);
+  b[18 + 4096 + 32 + 100]! ^= 1; // block 1's ciphertext
+  await fsp.writeFile(cp, b);
+  const logBefore = await fsp.readFile(logPathFor(MOUNT_IMPL, mnt), 'utf8');
+  await withMount(MOUNT_IMPL, fx.cipherdir, mnt, {}, async (m) => {
+    const r = await py<[string, string, string]>(
+      `
+def rd(off):
+    fd = os.open(A[0], os.O_RDONLY)
+    try:
+        os.pread(fd, 4096, off)
+    finally:
+        os.close(fd)
+out([t(lambda: rd(0)), t(lambda: rd(4096)), t(lambda: rd(8192))])`,
+      [join(m, 'tampered')],
+    );
+    assert.deepEqual(r, ['OK', 'EIO', 'OK']);
+  });
+  const log = (await fsp.readFile(logPathFor(MOUNT_IMPL, mnt), 'utf8')).slice(logBefore.length);
+  if (MOUNT_IMPL === 'tscryptfs') assert.match(log, new RegExp(`${cp.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: block 1 failed authentication`));
+  else assert.match(log, /corrupt block #1/);
 });
