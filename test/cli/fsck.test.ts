@@ -14,6 +14,8 @@ import { FORWARD_VECTORS, fixtureMasterKey, materializeVector } from '../helpers
 import { VECTORS_DIR } from '../helpers/paths.js';
 import { treeState } from '../helpers/tree-state.js';
 import { BIN, cleanup, gocryptfs, lines, tempDir, tscryptfs } from './helpers.js';
+import { run } from '../helpers/mount.js';
+import { Vault } from '../../src/index.js';
 
 let tmp: string;
 before(async () => {
@@ -133,4 +135,28 @@ describe('a damaged copy of the aesgcm fixture', () => {
     assert.match(onPty, /\r\x1b\[Kfsck: \d+ dirs, \d+ files, [\d.]+ MiB checked: /);
     assert.match(onPty, /fsck summary: 8 corrupt files/);
   });
+});
+
+test('not root: unreadable entries are skipped, not corrupt (exit 26, "re-run as root")', async () => {
+  await fsp.chmod(tmp, 0o755);
+  const dir = join(tmp, 'unreadable');
+  await fsp.mkdir(dir);
+  const v = await Vault.init(dir, { password: 'pw', scryptLogN: 10 });
+  const key = Buffer.from(v.getMasterKey()).toString('hex');
+  try {
+    await v.mkdir('/closed');
+    await v.writeFile('/closed/inside', 'x');
+    await v.writeFile('/private', 'secret');
+    await v.writeFile('/public', 'hello');
+    await fsp.chmod(await v.cipherPath('/closed'), 0o700);
+    await fsp.chmod(await v.cipherPath('/private'), 0o600);
+  } finally {
+    await v.close();
+  }
+  const r = await run('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, BIN, '-fsck', '-q', '-masterkey', key, dir]);
+  assert.equal(r.code, 26, r.stdout + r.stderr);
+  assert.match(r.stdout, /^fsck: skipped "closed": cannot read directory: EACCES/m);
+  assert.match(r.stdout, /^fsck: skipped "private": cannot read file: EACCES/m);
+  assert.match(r.stdout, /fsck summary: 0 corrupt files, 2 files skipped\n$/);
+  assert.match(r.stderr, /fsck: re-run this program as root to check all files!/);
 });
