@@ -4,7 +4,7 @@
  * native/build/Release/tscryptfs_aegis.node) and batched AES-256-GCM /
  * XChaCha20-Poly1305 through node's own OpenSSL (tscryptfs_batch.node,
  * src/crypto/native-batch.ts), and fallocate(2) for preallocating cipher
- * blocks (tscryptfs_sys.node, src/util/fallocate.ts). Meant as the package's `install` script; it
+ * blocks (tscryptfs_sys.node, src/util/native-sys.ts). Meant as the package's `install` script; it
  * NEVER fails the install: without a compiler, Python, make or Node headers
  * it prints one line and exits 0, and tscryptfs uses its TypeScript AEGIS
  * and per-block node:crypto instead (the same bytes).

@@ -9,7 +9,7 @@
  * filesystems) gets one warning and no more attempts; so does a missing
  * native addon (no compiler at install time). `-noprealloc` turns it off.
  */
-import { fallocate, fallocateAvailable, FALLOC_FL_KEEP_SIZE } from '../util/fallocate.js';
+import { fallocate, fallocateAvailable, FALLOC_FL_KEEP_SIZE } from '../util/native-sys.js';
 import { fsError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 

@@ -160,3 +160,32 @@ test('not root: unreadable entries are skipped, not corrupt (exit 26, "re-run as
   assert.match(r.stdout, /fsck summary: 0 corrupt files, 2 files skipped\n$/);
   assert.match(r.stderr, /fsck: re-run this program as root to check all files!/);
 });
+
+test('SIGINT stops the check: "fsck: aborted", exit 11', async () => {
+  const dir = join(tmp, 'interrupt');
+  await fsp.mkdir(dir);
+  const v = await Vault.init(dir, { password: 'pw', scryptLogN: 10 });
+  try {
+    await v.writeFile('/big', Buffer.alloc(96 << 20, 1));
+  } finally {
+    await v.close();
+  }
+  const r = await new Promise<{ code: number | null; stdout: string; ms: number }>((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, '-fsck', '-extpass', 'echo pw', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    let sent = 0;
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      if (!sent && stdout.includes('Checking filesystem...')) {
+        sent = Date.now();
+        child.kill('SIGINT');
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, ms: Date.now() - sent }));
+  });
+  assert.equal(r.code, 11, r.stdout);
+  assert.match(r.stdout, /fsck: aborted\n$/);
+  assert.doesNotMatch(r.stdout, /fsck summary/);
+  assert.ok(r.ms < 5000, `stopped ${r.ms} ms after SIGINT`);
+});

@@ -107,7 +107,9 @@ for (const mode of MODES) {
       val[val.length - 1]! ^= 1;
       await xattr.setAttribute(xp, stored!, val);
       await xattr.setAttribute(await cp('/x2'), 'user.gocryptfs.AAAAAAAAAA', Buffer.from('junk'));
+      await flip(await cp('/sparse'), 18 + (5 << 20) / 4096 * l.cipherBlockSize + 40); // the data after a 5 MiB hole
       const expected: Array<[string, string]> = [
+        ['block', 'sparse'],
         ['block', 'f'],
         ['block', 'f'],
         ['header', 'h'],

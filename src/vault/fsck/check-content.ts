@@ -1,10 +1,12 @@
 /**
  * Checking the content of one cipher file, read-only: the header, then
  * every block, runs of blocks at a time. Every bad block is reported (not
- * only the first), holes (all-zero cipher blocks) are skipped cheaply.
+ * only the first). Holes are skipped with SEEK_DATA where possible, and
+ * all-zero runs are recognised without decrypting.
  */
 import { constants as C, openSync, closeSync, readSync } from 'node:fs';
 import { BlockError, HEADER_LEN, parseHeader, type ContentCipher } from '../../content/index.js';
+import { seekData } from '../../util/native-sys.js';
 
 /** Blocks read per step (about 1 MiB of cipher text). */
 const RUN = 256;
@@ -12,6 +14,13 @@ const RUN = 256;
 export interface ContentProblem {
   kind: 'header' | 'block';
   detail: string;
+}
+
+export interface ContentHooks {
+  /** Checked between runs of blocks: stop early when true. */
+  shouldStop?: () => boolean;
+  /** Called after each run with the cipher bytes read so far in this file. */
+  onBytes?: (bytes: number) => void;
 }
 
 export interface ContentCheck {
@@ -48,7 +57,7 @@ function readAt(fd: number, buf: Buffer, pos: number): number {
  * file is fine; a header-only file is an empty file with a header; a file
  * of 1..17 bytes is an incomplete header. Throws only on I/O errors.
  */
-export function checkContent(path: string, size: number, cipher: ContentCipher, shouldStop: () => boolean = () => false): ContentCheck {
+export async function checkContent(path: string, size: number, cipher: ContentCipher, hooks: ContentHooks = {}): Promise<ContentCheck> {
   const problems: ContentProblem[] = [];
   if (size === 0) return { problems, bytes: 0 };
   const fd = openReadOnly(path);
@@ -70,8 +79,12 @@ export function checkContent(path: string, size: number, cipher: ContentCipher, 
     const buf = Buffer.alloc(RUN * cipherBlockSize);
     const zeros = Buffer.alloc(buf.length);
     let bytes = HEADER_LEN;
+    const lastBlock = Math.floor((size - HEADER_LEN - 1) / cipherBlockSize);
     for (let first = 0; ; first += RUN) {
-      if (shouldStop()) break;
+      // Let signal handlers and progress timers run between runs (a file may be huge).
+      if (first > 0) await new Promise((r) => setImmediate(r));
+      if (hooks.shouldStop?.()) break;
+      first = skipHoles(fd, first, size, lastBlock, cipherBlockSize);
       const off = HEADER_LEN + first * cipherBlockSize;
       const n = readAt(fd, buf, off);
       bytes += n;
@@ -79,12 +92,25 @@ export function checkContent(path: string, size: number, cipher: ContentCipher, 
       const run = buf.subarray(0, n);
       // A run of whole all-zero blocks is a hole: nothing to decrypt.
       if (n % cipherBlockSize !== 0 || !run.equals(zeros.subarray(0, n))) checkRun(cipher, first, fileId, run, problems);
+      hooks.onBytes?.(bytes);
       if (n < buf.length) break;
     }
     return { problems, bytes };
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The first block at or after `first` that holds data (SEEK_DATA, as
+ * gocryptfs -fsck does), never past the last block (which is always read:
+ * a file cannot end in a partial hole). `first` itself when unknown.
+ */
+function skipHoles(fd: number, first: number, size: number, lastBlock: number, cipherBlockSize: number): number {
+  const next = seekData(fd, HEADER_LEN + first * cipherBlockSize);
+  if (next === null) return first;
+  const target = next === 'hole' ? size : next;
+  return Math.max(first, Math.min(Math.floor((target - HEADER_LEN) / cipherBlockSize), lastBlock));
 }
 
 /** Opens a run of blocks; after a bad block, carries on with the next one. */

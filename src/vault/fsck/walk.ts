@@ -202,9 +202,16 @@ class Walker {
       this.seenInodes.add(key);
     }
     await this.xattrs(cipherPath, rel);
+    const before = this.report.bytes;
     try {
-      const r = checkContent(cipherPath, st.size, this.ciphers.content, () => this.stopped);
-      this.report.bytes += r.bytes;
+      const r = await checkContent(cipherPath, st.size, this.ciphers.content, {
+        shouldStop: () => this.stopped,
+        onBytes: (n) => {
+          this.report.bytes = before + n;
+          this.progress();
+        },
+      });
+      this.report.bytes = before + r.bytes;
       for (const p of r.problems) this.find(p.kind, rel, cipherPath, p.detail);
     } catch (err) {
       this.ioProblem(err, rel, cipherPath, 'cannot read file');
