@@ -3,7 +3,8 @@
  * /proc/PID/cmdline of a running mount (foreground and background), is
  * never echoed in errors or -d output, and gocryptfs's warning is shown;
  * passwords never appear in output; the config file and its temporary file
- * are created 0400 (checked with strace on the real system calls).
+ * are created 0400 (checked with strace on the real system calls); key
+ * buffers are zeroed when the mount starts and when it ends.
  * The no-echo password prompt is covered by test/cli/tty.test.ts.
  */
 import { test } from 'node:test';
@@ -12,7 +13,9 @@ import { spawnSync } from 'node:child_process';
 import { promises as fsp, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { redactArgs } from '../../src/cli/redact.js';
-import { daemonPids, mountForeground, mountImpl, unmountAndReap, waitFor } from '../helpers/mount.js';
+import { daemonPids, isMounted, mountForeground, mountImpl, PASSWORD, unmountAndReap, waitFor } from '../helpers/mount.js';
+import { startServing, type ServePlan } from '../../src/cli/serve.js';
+import { Vault } from '../../src/index.js';
 import { useCipherdir } from '../helpers/mount-suite.js';
 import { dumpMasterKey } from '../helpers/gocryptfs.js';
 import { BIN, initVault, modeOf, tscryptfs } from './helpers.js';
@@ -103,4 +106,33 @@ test('the config file and its temporary file are created 0400 (init and passwd)'
   assert.match(readFileSync(trace, 'utf8'), /gocryptfs\.conf\.tmp", O_WRONLY\|O_CREAT\|O_EXCL(?:\|O_CLOEXEC)?, 0400\)/);
   assert.equal(await modeOf(join(dir, 'gocryptfs.conf')), 0o400);
   assert.deepEqual((await fsp.readdir(dir)).sort(), ['gocryptfs.conf', 'gocryptfs.diriv']);
+});
+
+test('key buffers are zeroed: the serving plan\'s copy once the vault has its own, the vault\'s on close (unmount)', T, async () => {
+  const v = await Vault.open(fx.cipherdir, { password: PASSWORD });
+  const plan: ServePlan = {
+    cipherdir: fx.cipherdir,
+    mountpoint: join(fx.tmp, 'mnt-wipe'),
+    format: v.format,
+    masterKey: Buffer.from(v.getMasterKey()),
+    backend: 'node',
+    readOnly: true,
+    noPrealloc: false,
+    mount: {},
+    idleMs: 0,
+  };
+  const inner = (v as unknown as { masterKey: Uint8Array }).masterKey;
+  assert.ok(inner.some((b) => b !== 0));
+  await v.close();
+  assert.ok(inner.every((b) => b === 0), 'Vault.close zeroes the master key');
+  await fsp.mkdir(plan.mountpoint);
+  const { mounted, done } = await startServing(plan, { warn: () => undefined });
+  try {
+    assert.ok(plan.masterKey.every((b) => b === 0), 'startServing zeroes the plan\'s key');
+    assert.ok(isMounted(plan.mountpoint));
+  } finally {
+    await mounted.unmount();
+    await done;
+  }
+  assert.equal(isMounted(plan.mountpoint), false);
 });
