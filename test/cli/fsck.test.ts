@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { promises as fsp, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FORWARD_VECTORS, fixtureMasterKey, materializeVector } from '../helpers/fixtures.js';
+import { FORWARD_VECTORS, fixtureMasterKey, materializeExample, materializeVector } from '../helpers/fixtures.js';
 import { VECTORS_DIR } from '../helpers/paths.js';
 import { treeState } from '../helpers/tree-state.js';
 import { BIN, cleanup, gocryptfs, lines, tempDir, tscryptfs } from './helpers.js';
@@ -55,6 +55,15 @@ describe('fixtures: clean for tscryptfs and gocryptfs', () => {
       assert.equal(ours.code, 0, ours.stdout + ours.stderr);
       assert.match(ours.stdout, /Checking filesystem\.\.\.\nfsck summary: no problems found\n$/);
       assert.deepEqual(await treeState(dir), before, 'fsck changed the cipher directory');
+    });
+  }
+  for (const ex of ['v0.9', 'v1.1-aessiv', 'v1.3', 'v2.2-deterministic-names', 'v2.2-xchacha', 'v2.2-xchacha-deterministic-names']) {
+    test(`upstream example ${ex} (older formats)`, async () => {
+      const dir = join(tmp, `example-${ex}`);
+      await materializeExample(ex, dir);
+      const ours = await tscryptfs(['-fsck', '-q', '-extpass', 'echo test', dir]);
+      assert.equal(ours.code, 0, ours.stdout + ours.stderr);
+      assert.equal(ours.stdout, '', 'with -q a clean check prints nothing, as gocryptfs');
     });
   }
   test('gocryptfs agrees on one of them', async () => {
