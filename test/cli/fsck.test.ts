@@ -118,6 +118,22 @@ describe('a damaged copy of the aesgcm fixture', () => {
     assert.match(ours.stdout, new RegExp(`fsck: corrupt file "file_5000.bin": block 0 failed authentication, cipher offset 18 \\(cipher file ${cipherOf('file_5000.bin')}\\)`));
   });
 
+  test('on a read-only bind mount of the cipher directory: the same report (it never writes)', async () => {
+    const ro = join(tmp, 'ro-view');
+    await fsp.mkdir(ro);
+    assert.equal((await run('mount', ['--bind', dir, ro])).code, 0);
+    try {
+      assert.equal((await run('mount', ['-o', 'remount,bind,ro', ro])).code, 0);
+      const onRo = await tscryptfs(['-fsck', '-q', ...passfile('aesgcm'), ro]);
+      const onRw = await tscryptfs(['-fsck', '-q', ...passfile('aesgcm'), dir]);
+      assert.equal(onRo.code, 26, onRo.stdout + onRo.stderr);
+      assert.equal(onRo.stdout, onRw.stdout.split(dir).join(ro));
+      assert.equal(onRo.stderr, '');
+    } finally {
+      await run('umount', [ro]);
+    }
+  });
+
   test('-masterkey instead of the password (format from the flags)', async () => {
     const r = await tscryptfs(['-fsck', '-q', '-masterkey', fixtureMasterKey('aesgcm'), dir]);
     assert.equal(r.code, 26, r.stdout + r.stderr);
