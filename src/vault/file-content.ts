@@ -5,7 +5,8 @@
  */
 import { BLOCK_SIZE, HEADER_LEN, blockNo, blockRange, cipherOffOfBlock, cipherSizeToPlainSize, plainSizeToCipherSize, newHeader, parseHeader, BlockError, type ContentCipher } from '../content/index.js';
 import type { Logger } from '../util/logger.js';
-import { fsError } from '../util/errors.js';
+import { fsError, hasCode } from '../util/errors.js';
+import type { Preallocator } from './prealloc.js';
 import { fstat, ftruncate, preadFull, pwriteFull } from './fd-io.js';
 import type { FileState } from './file-state.js';
 import type { BufferPool } from './buffer-pool.js';
@@ -18,8 +19,10 @@ export interface ContentFile {
   /** The cipher path, for log lines. */
   cipherPath: string;
   log: Logger;
-  /** Where ciphertext is read into (the vault's, shared by its files). */
+  /** Where ciphertext is read into and sealed into (the vault's, shared by its files). */
   buffers: BufferPool;
+  /** Reserves space before each write (absent: no preallocation). */
+  prealloc?: Preallocator;
 }
 
 function eio(f: ContentFile, what: string): Error {
@@ -29,6 +32,12 @@ function eio(f: ContentFile, what: string): Error {
 
 export async function cipherSize(f: ContentFile): Promise<number> {
   return (await fstat(f.fd)).size;
+}
+
+/** Writes cipher bytes at `off`, their space reserved first so a full disk cannot leave half a block. */
+async function writeAt(f: ContentFile, data: Uint8Array, off: number): Promise<void> {
+  f.prealloc?.reserve(f.fd, off, data.length);
+  await pwriteFull(f.fd, data, off);
 }
 
 export async function plainSize(f: ContentFile): Promise<number> {
@@ -105,7 +114,7 @@ async function fileIdForWrite(f: ContentFile, cSize: number): Promise<Buffer> {
     if (id) return id;
   }
   const { header, fileId } = newHeader();
-  await pwriteFull(f.fd, header, 0);
+  await writeAt(f, header, 0);
   f.state.fileId = fileId;
   return fileId;
 }
@@ -143,7 +152,7 @@ async function writeBlocks(f: ContentFile, fileId: Buffer, pos: number, data: Ui
 async function sealAndWrite(f: ContentFile, first: number, fileId: Buffer, plain: Uint8Array, cipherOff: number): Promise<void> {
   const scratch = f.buffers.take(f.cipher.layout.cipherBlockSize * Math.ceil(plain.length / BLOCK_SIZE));
   try {
-    await pwriteFull(f.fd, f.cipher.sealBlocks(first, fileId, plain, scratch), cipherOff);
+    await writeAt(f, f.cipher.sealBlocks(first, fileId, plain, scratch), cipherOff);
   } finally {
     f.buffers.give(scratch);
   }
@@ -156,18 +165,45 @@ async function zeroPadLastBlock(f: ContentFile, fileId: Buffer, size: number): P
   await writeBlocks(f, fileId, size, new Uint8Array(BLOCK_SIZE - partial), size);
 }
 
-/** Writes plaintext at `pos`; a write past the end leaves a hole (FORMAT.md §4.9). */
+/**
+ * Writes plaintext at `pos`; a write past the end leaves a hole (FORMAT.md
+ * §4.9). Out of space (ENOSPC from the preallocation, before any block is
+ * written), the file is put back as it was: a new header or a padded last
+ * block is undone, as gocryptfs does.
+ */
 export async function writeContent(f: ContentFile, pos: number, data: Uint8Array): Promise<void> {
   if (data.length === 0) return;
   const cSize = await cipherSize(f);
-  let size = cipherSizeToPlainSize(f.cipher.layout, cSize);
-  const fileId = await fileIdForWrite(f, cSize);
-  if (cSize <= HEADER_LEN) size = 0;
-  if (blockNo(pos) > blockNo(size)) {
-    await zeroPadLastBlock(f, fileId, size);
-    size = Math.ceil(size / BLOCK_SIZE) * BLOCK_SIZE;
+  const oldSize = cSize <= HEADER_LEN ? 0 : cipherSizeToPlainSize(f.cipher.layout, cSize);
+  try {
+    const fileId = await fileIdForWrite(f, cSize);
+    let size = oldSize;
+    if (blockNo(pos) > blockNo(size)) {
+      await zeroPadLastBlock(f, fileId, size);
+      size = Math.ceil(size / BLOCK_SIZE) * BLOCK_SIZE;
+    }
+    await writeBlocks(f, fileId, pos, data, size);
+  } catch (err) {
+    if (hasCode(err, 'ENOSPC')) await undoGrowth(f, cSize, oldSize);
+    throw err;
   }
-  await writeBlocks(f, fileId, pos, data, size);
+}
+
+/** After a failed write: back to the old cipher size (0, or the old plaintext size re-sealed). */
+async function undoGrowth(f: ContentFile, oldCipherSize: number, oldSize: number): Promise<void> {
+  try {
+    const now = await cipherSize(f);
+    if (now === oldCipherSize) return;
+    if (oldCipherSize === 0) {
+      await ftruncate(f.fd, 0);
+      f.state.fileId = null;
+    } else if (now > oldCipherSize) {
+      if (oldSize % BLOCK_SIZE === 0) await ftruncate(f.fd, oldCipherSize);
+      else await truncateContent(f, oldSize); // re-seals the padded last block at its old length
+    }
+  } catch (err) {
+    f.log.warn(`${f.cipherPath}: could not undo a write that ran out of space: ${(err as Error).message}`);
+  }
 }
 
 /** Sets the plaintext size: grows with holes, shrinks by re-sealing the new last block. */
@@ -203,5 +239,5 @@ export async function truncateContent(f: ContentFile, newSize: number): Promise<
   const keep = await readContent(f, lastOff, newSize - lastOff);
   const fileId = await readFileId(f);
   await ftruncate(f.fd, cipherOffOfBlock(l, lastBlock));
-  await pwriteFull(f.fd, f.cipher.sealBlock(lastBlock, fileId!, keep), cipherOffOfBlock(l, lastBlock));
+  await writeAt(f, f.cipher.sealBlock(lastBlock, fileId!, keep), cipherOffOfBlock(l, lastBlock));
 }

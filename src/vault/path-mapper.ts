@@ -7,9 +7,11 @@ import { join, posix } from 'node:path';
 import type { FormatOptions } from '../config/format.js';
 import { CONF_NAME } from '../config/conf-file.js';
 import { readDirIV, ZERO_IV, type NameCodec, invalidNameCode } from '../names/index.js';
-import { fsError } from '../util/errors.js';
+import { fsError, hasCode } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
 import type { DirIVCache } from './dir-iv-cache.js';
 import { PathCache, type DirSlot } from './path-cache.js';
+import { fsx } from '../util/fs-ops.js';
 
 /** One entry's place in the cipher tree. */
 export interface CipherEntry {
@@ -33,6 +35,7 @@ export class PathMapper {
     private readonly format: FormatOptions,
     private readonly codec: NameCodec | null,
     private readonly ivCache: DirIVCache,
+    private readonly log?: Logger,
   ) {}
 
   /** Validated plaintext components of a path; "/" and "" are the root. */
@@ -51,7 +54,19 @@ export class PathMapper {
     if (!this.format.dirIV) return ZERO_IV;
     const hit = this.ivCache.get(cipherDir);
     if (hit) return hit;
-    const iv = await readDirIV(cipherDir);
+    let iv: Buffer;
+    try {
+      iv = await readDirIV(cipherDir);
+    } catch (err) {
+      // A damaged or missing diriv makes the whole directory EIO (as in
+      // gocryptfs), with a log line saying why. ENOENT stays ENOENT only
+      // when the directory itself does not exist.
+      const missing = hasCode(err, 'ENOENT') && (await isDirectory(cipherDir));
+      if (!missing && !hasCode(err, 'EIO')) throw err;
+      const e = missing ? fsError('EIO', 'open', join(cipherDir, 'gocryptfs.diriv'), 'diriv is missing') : (err as Error);
+      this.log?.warn(`${cipherDir}: ${e.message}`);
+      throw e;
+    }
     this.ivCache.set(cipherDir, iv);
     return iv;
   }
@@ -121,14 +136,22 @@ export class PathMapper {
     this.paths.clear();
   }
 
-  /** A directory's IV; reading it fails with the cipher path, so report the plaintext path instead. */
+  /** A directory's IV; reading it fails with the cipher path, so report the plaintext path instead (the log line has the cipher path). */
   private async ivOf(cipherDir: string, syscall: string, plainPath: string): Promise<Buffer> {
     try {
       return await this.dirIV(cipherDir);
     } catch (err) {
       const code = (err as { code?: string }).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') throw fsError(code, syscall, plainPath);
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES' || code === 'EIO') throw fsError(code, syscall, plainPath);
       throw err;
     }
+  }
+}
+
+async function isDirectory(p: string): Promise<boolean> {
+  try {
+    return (await fsx.lstat(p)).isDirectory();
+  } catch {
+    return false;
   }
 }

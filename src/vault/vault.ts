@@ -28,6 +28,7 @@ import {
   createDirIV,
   deleteLongName,
   DIRIV_NAME,
+  hashLongName,
   longNameKind,
   readLongName,
   writeLongName,
@@ -49,6 +50,7 @@ import {
 } from './options.js';
 import { PathMapper, type CipherEntry } from './path-mapper.js';
 import { BufferPool } from './buffer-pool.js';
+import { Preallocator } from './prealloc.js';
 import { VaultFile } from './vault-file.js';
 import { fsx } from '../util/fs-ops.js';
 import { setSize } from './stats.js';
@@ -78,6 +80,7 @@ export class Vault {
   private readonly cipherBuffers: BufferPool;
   private readonly files = new FileStateTable();
   private readonly openHandles = new Set<VaultFile>();
+  private readonly prealloc: Preallocator;
   private masterKey: Uint8Array;
   private closed = false;
 
@@ -89,8 +92,9 @@ export class Vault {
     this.readOnly = opts.readOnly ?? false;
     this.log = opts.logger ?? stderrLogger;
     this.nativeMknod = opts.mknod;
+    this.prealloc = new Preallocator(!(opts.noPrealloc ?? false), this.log);
     this.ciphers = deriveCiphers(masterKey, format, opts.backend);
-    this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.ivCache);
+    this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.ivCache, this.log);
     this.cipherBuffers = new BufferPool(33 * this.ciphers.content.layout.cipherBlockSize);
   }
 
@@ -266,7 +270,9 @@ export class Vault {
     if (!codec) {
       return names.filter((n) => !(isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')));
     }
-    const iv = await this.mapper.dirIV(dir);
+    const iv = await this.mapper.dirIV(dir).catch((err: unknown) => {
+      throw this.plainError(err, 'scandir', path);
+    });
     const out: string[] = [];
     for (const n of names) {
       if (isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')) continue;
@@ -276,7 +282,7 @@ export class Vault {
       if (kind === 'name-file') continue;
       if (kind === 'content') {
         const full = await readLongName(dir, n);
-        if (full === null) {
+        if (full === null || hashLongName(full, this.format.raw64) !== n) {
           this.log.warn(`${join(dir, n)}: long name without a valid .name file, hidden`);
           continue;
         }
@@ -391,7 +397,7 @@ export class Vault {
       throw err;
     }
     const state = this.files.acquire(st.dev, st.ino);
-    const content: ContentFile = { fd, state, cipher: this.ciphers.content, cipherPath: e.path, log: this.log, buffers: this.cipherBuffers };
+    const content: ContentFile = { fd, state, cipher: this.ciphers.content, cipherPath: e.path, log: this.log, buffers: this.cipherBuffers, prealloc: this.prealloc };
     const handle: VaultFile = new VaultFile(content, f, path, () => {
       this.files.release(st.dev, st.ino);
       this.openHandles.delete(handle);
