@@ -1,0 +1,150 @@
+/**
+ * The differential random-operation tester (in the spirit of fsx): applies
+ * a seeded stream of operations to a directory in the mount under test and
+ * to a plain directory side by side, compares every outcome and the whole
+ * tree after every step, and on a mismatch shrinks the sequence (delta
+ * debugging, replayed on fresh directories) to a shortest failing one.
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { Rng } from './rng.js';
+import { describeOp, nextOp, type Op, type OpKind } from './ops.js';
+import { FsxSide, type Outcome } from './side.js';
+import { diffSnapshots, firstDifference, snapshot, treeView } from './snapshot.js';
+import { shrink } from './shrink.js';
+
+export interface Mismatch {
+  /** Index of the operation after which the sides differed. */
+  step: number;
+  message: string;
+}
+
+export interface FsxOptions {
+  /** A directory inside the mount under test. */
+  testedRoot: string;
+  /** A plain directory (the reference). */
+  referenceRoot: string;
+  seed: number;
+  ops: number;
+  /** Replays allowed while shrinking (default 400). */
+  maxReplays?: number;
+  /** Called every `progressEvery` operations. */
+  onProgress?: (done: number) => void;
+  progressEvery?: number;
+}
+
+export interface FsxResult {
+  seed: number;
+  /** Operations applied (to each side) before stopping. */
+  opsRun: number;
+  /** Operations per kind, and how many of them failed with an errno (on both sides alike). */
+  counts: Partial<Record<OpKind, { run: number; errors: number }>>;
+  mismatch?: Mismatch & { ops: Op[]; shrunk: Op[]; shrunkMessage: string; replays: number };
+}
+
+function compareOutcomes(a: Outcome, b: Outcome): string | null {
+  if (a.code !== b.code) return `outcome ${a.code} (tested) vs ${b.code} (reference)`;
+  if (a.value !== b.value) return `result ${a.value} (tested) vs ${b.value} (reference)`;
+  if (a.data && b.data && !a.data.equals(b.data)) return `read returned different bytes: ${firstDifference(a.data, b.data)}`;
+  return null;
+}
+
+/** Both sides of one run, in fresh subdirectories named `name`. */
+class Pair {
+  readonly tested: FsxSide;
+  readonly reference: FsxSide;
+
+  constructor(testedRoot: string, referenceRoot: string, name: string) {
+    for (const r of [testedRoot, referenceRoot]) fs.mkdirSync(join(r, name), { recursive: true });
+    this.tested = new FsxSide(join(testedRoot, name));
+    this.reference = new FsxSide(join(referenceRoot, name));
+  }
+
+  /** Applies `op` to both; the mismatch message, or null. Returns the reference snapshot too. */
+  step(op: Op): { mismatch: string | null; outcome: Outcome; ref: ReturnType<typeof snapshot> } {
+    const ot = this.tested.apply(op);
+    const or = this.reference.apply(op);
+    const ref = snapshot(this.reference.root);
+    const byOutcome = compareOutcomes(ot, or);
+    if (byOutcome) return { mismatch: `${describeOp(op)}: ${byOutcome}`, outcome: or, ref };
+    const byTree = diffSnapshots(snapshot(this.tested.root), ref);
+    if (byTree) return { mismatch: `after ${describeOp(op)}: ${byTree}`, outcome: or, ref };
+    const st = this.tested.slotStates().join(', ');
+    const sr = this.reference.slotStates().join(', ');
+    if (st !== sr) return { mismatch: `after ${describeOp(op)}: open handles: ${st} (tested) vs ${sr} (reference)`, outcome: or, ref };
+    return { mismatch: null, outcome: or, ref };
+  }
+
+  /** Closes the handles and removes both directories. */
+  dispose(): void {
+    this.tested.closeAll();
+    this.reference.closeAll();
+    for (const s of [this.tested, this.reference]) fs.rmSync(s.root, { recursive: true, force: true, maxRetries: 3 });
+  }
+}
+
+/** Replays `ops` on fresh directories; the first mismatch, or null. */
+export function replay(testedRoot: string, referenceRoot: string, ops: Op[], name: string): Mismatch | null {
+  const pair = new Pair(testedRoot, referenceRoot, name);
+  try {
+    for (let i = 0; i < ops.length; i++) {
+      const { mismatch } = pair.step(ops[i]!);
+      if (mismatch) return { step: i, message: mismatch };
+    }
+    return null;
+  } finally {
+    pair.dispose();
+  }
+}
+
+/** Runs `opts.ops` random operations from `opts.seed`; shrinks the first mismatch. */
+export function runFsx(opts: FsxOptions): FsxResult {
+  const r = new Rng(opts.seed);
+  const pair = new Pair(opts.testedRoot, opts.referenceRoot, `seed-${opts.seed}`);
+  const ops: Op[] = [];
+  const counts: FsxResult['counts'] = {};
+  let mismatch: Mismatch | null = null;
+  try {
+    let view = treeView(snapshot(pair.reference.root), pair.reference.slots.map((s) => s !== null));
+    for (let i = 0; i < opts.ops; i++) {
+      const op = nextOp(r, view);
+      ops.push(op);
+      const res = pair.step(op);
+      const c = (counts[op.k] ??= { run: 0, errors: 0 });
+      c.run++;
+      if (res.outcome.code !== 'ok') c.errors++;
+      if (res.mismatch) {
+        mismatch = { step: i, message: res.mismatch };
+        break;
+      }
+      view = treeView(res.ref, pair.reference.slots.map((s) => s !== null));
+      if (opts.onProgress && (i + 1) % (opts.progressEvery ?? 1000) === 0) opts.onProgress(i + 1);
+    }
+  } finally {
+    pair.dispose();
+  }
+  if (!mismatch) return { seed: opts.seed, opsRun: ops.length, counts };
+  let attempt = 0;
+  const fails = (seq: Op[]): Mismatch | null => replay(opts.testedRoot, opts.referenceRoot, seq, `shrink-${opts.seed}-${attempt++}`);
+  const { ops: shrunk, mismatch: last, replays } = shrink(ops, fails, opts.maxReplays ?? 400);
+  return {
+    seed: opts.seed,
+    opsRun: ops.length,
+    counts,
+    mismatch: { ...mismatch, ops, shrunk, shrunkMessage: last?.message ?? mismatch.message, replays },
+  };
+}
+
+/** A human-readable report of a mismatch: seed, message, the shortest sequence found (also as JSON). */
+export function describeMismatch(label: string, res: FsxResult): string {
+  const m = res.mismatch;
+  if (!m) return `${label}: seed ${res.seed}: ${res.opsRun} operations, no mismatch`;
+  return [
+    `${label}: MISMATCH with seed ${res.seed} after operation ${m.step + 1} of the run:`,
+    `  ${m.message}`,
+    `shortest failing sequence found (${m.shrunk.length} operations, ${m.replays} replays):`,
+    ...m.shrunk.map((op, i) => `  ${String(i + 1).padStart(3)}. ${describeOp(op)}`),
+    `  -> ${m.shrunkMessage}`,
+    `as JSON (replay with --replay FILE): ${JSON.stringify(m.shrunk)}`,
+  ].join('\n');
+}
