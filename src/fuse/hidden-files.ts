@@ -33,7 +33,7 @@ export class HiddenFiles {
   /** Hidden path → the handles open on the unlinked file when it was hidden. */
   private readonly hidden = new Map<string, VaultFile[]>();
   /** The file hidden last (for renamesOntoItself). */
-  private justHidden: { path: string; dev: bigint; ino: bigint } | null = null;
+  private justHidden: { path: string; hiddenPath: string } | null = null;
 
   constructor(
     private readonly vault: Vault,
@@ -59,7 +59,7 @@ export class HiddenFiles {
     }
     await this.vault.unlink(from);
     this.hidden.set(hiddenPath, open);
-    this.justHidden = { path: from, dev: st.dev, ino: st.ino };
+    this.justHidden = { path: from, hiddenPath };
   }
 
   /**
@@ -72,8 +72,11 @@ export class HiddenFiles {
     const last = this.justHidden;
     this.justHidden = null;
     if (last?.path !== to) return false;
+    // Compared with the open file itself: once it is closed, its inode number may be reused.
+    const hiddenSt = await this.stat(last.hiddenPath).catch(() => null);
+    if (!hiddenSt) return false;
     const st = await this.vault.stat(from, { bigint: true }).catch(() => null);
-    return st !== null && st.dev === last.dev && st.ino === last.ino;
+    return st !== null && st.isFile() && st.dev === hiddenSt.dev && st.ino === hiddenSt.ino;
   }
 
   /** Runs `fn` on an open handle of the hidden file (ENOENT when all are closed). */

@@ -91,6 +91,20 @@ test('rename between two hard links of one file whose target is open changes not
   await fsp.unlink(fx.p('b'));
 });
 
+test('after an open file was unlinked and closed, a new directory renamed onto its old name is renamed (fsx seed 12)', T, async () => {
+  // The directory may get the unlinked file's inode number: it must not be taken for the same file.
+  for (let i = 0; i < 5; i++) {
+    const h = await fsp.open(fx.p('f1'), 'w+');
+    await fsp.unlink(fx.p('f1'));
+    await h.close();
+    await fsp.mkdir(fx.p('d0'));
+    await fsp.rename(fx.p('d0'), fx.p('f1'));
+    assert.ok((await fsp.stat(fx.p('f1'))).isDirectory());
+    assert.deepEqual(await fsp.readdir(fx.mnt), ['f1']);
+    await fsp.rmdir(fx.p('f1'));
+  }
+});
+
 test('teardown: unmounted, nothing left; the cipher directory is clean for gocryptfs -fsck', T, async () => {
   await fx.teardown();
   assert.deepEqual(await cipherEntries(fx.cipherdir), [], 'no cipher files left behind');
