@@ -12,6 +12,7 @@ import { describeOp, nextOp, type Op, type OpKind } from './ops.js';
 import { FsxSide, type Outcome } from './side.js';
 import { diffSnapshots, firstDifference, snapshot, treeView } from './snapshot.js';
 import { shrink } from './shrink.js';
+import { knownIssue, type KnownIssue } from './known.js';
 
 export interface Mismatch {
   /** Index of the operation after which the sides differed. */
@@ -26,6 +27,8 @@ export interface FsxOptions {
   referenceRoot: string;
   seed: number;
   ops: number;
+  /** Step around the divergences listed in known.ts (default true). */
+  skipKnown?: boolean;
   /** Replays allowed while shrinking (default 400). */
   maxReplays?: number;
   /** Called every `progressEvery` operations. */
@@ -39,6 +42,8 @@ export interface FsxResult {
   opsRun: number;
   /** Operations per kind, and how many of them failed with an errno (on both sides alike). */
   counts: Partial<Record<OpKind, { run: number; errors: number }>>;
+  /** Operations skipped because of a known divergence (known.ts). */
+  skipped: Partial<Record<KnownIssue, number>>;
   mismatch?: Mismatch & { ops: Op[]; shrunk: Op[]; shrunkMessage: string; replays: number };
 }
 
@@ -54,10 +59,15 @@ class Pair {
   readonly tested: FsxSide;
   readonly reference: FsxSide;
 
-  constructor(testedRoot: string, referenceRoot: string, name: string) {
+  constructor(testedRoot: string, referenceRoot: string, name: string, readonly skipKnown: boolean) {
     for (const r of [testedRoot, referenceRoot]) fs.mkdirSync(join(r, name), { recursive: true });
     this.tested = new FsxSide(join(testedRoot, name));
     this.reference = new FsxSide(join(referenceRoot, name));
+  }
+
+  /** The known divergence `op` would run into (then it is not applied), or null. */
+  skips(op: Op): KnownIssue | null {
+    return this.skipKnown ? knownIssue(op, this.reference) : null;
   }
 
   /** Applies `op` to both; the mismatch message, or null. Returns the reference snapshot too. */
@@ -84,10 +94,11 @@ class Pair {
 }
 
 /** Replays `ops` on fresh directories; the first mismatch, or null. */
-export function replay(testedRoot: string, referenceRoot: string, ops: Op[], name: string): Mismatch | null {
-  const pair = new Pair(testedRoot, referenceRoot, name);
+export function replay(testedRoot: string, referenceRoot: string, ops: Op[], name: string, skipKnown = true): Mismatch | null {
+  const pair = new Pair(testedRoot, referenceRoot, name, skipKnown);
   try {
     for (let i = 0; i < ops.length; i++) {
+      if (pair.skips(ops[i]!)) continue;
       const { mismatch } = pair.step(ops[i]!);
       if (mismatch) return { step: i, message: mismatch };
     }
@@ -100,37 +111,45 @@ export function replay(testedRoot: string, referenceRoot: string, ops: Op[], nam
 /** Runs `opts.ops` random operations from `opts.seed`; shrinks the first mismatch. */
 export function runFsx(opts: FsxOptions): FsxResult {
   const r = new Rng(opts.seed);
-  const pair = new Pair(opts.testedRoot, opts.referenceRoot, `seed-${opts.seed}`);
+  const skipKnown = opts.skipKnown ?? true;
+  const pair = new Pair(opts.testedRoot, opts.referenceRoot, `seed-${opts.seed}`, skipKnown);
   const ops: Op[] = [];
   const counts: FsxResult['counts'] = {};
+  const skipped: FsxResult['skipped'] = {};
   let mismatch: Mismatch | null = null;
   try {
     let view = treeView(snapshot(pair.reference.root), pair.reference.slots.map((s) => s !== null));
-    for (let i = 0; i < opts.ops; i++) {
+    while (ops.length < opts.ops) {
       const op = nextOp(r, view);
+      const known = pair.skips(op);
+      if (known) {
+        skipped[known] = (skipped[known] ?? 0) + 1;
+        continue;
+      }
       ops.push(op);
       const res = pair.step(op);
       const c = (counts[op.k] ??= { run: 0, errors: 0 });
       c.run++;
       if (res.outcome.code !== 'ok') c.errors++;
       if (res.mismatch) {
-        mismatch = { step: i, message: res.mismatch };
+        mismatch = { step: ops.length - 1, message: res.mismatch };
         break;
       }
       view = treeView(res.ref, pair.reference.slots.map((s) => s !== null));
-      if (opts.onProgress && (i + 1) % (opts.progressEvery ?? 1000) === 0) opts.onProgress(i + 1);
+      if (opts.onProgress && ops.length % (opts.progressEvery ?? 1000) === 0) opts.onProgress(ops.length);
     }
   } finally {
     pair.dispose();
   }
-  if (!mismatch) return { seed: opts.seed, opsRun: ops.length, counts };
+  if (!mismatch) return { seed: opts.seed, opsRun: ops.length, counts, skipped };
   let attempt = 0;
-  const fails = (seq: Op[]): Mismatch | null => replay(opts.testedRoot, opts.referenceRoot, seq, `shrink-${opts.seed}-${attempt++}`);
+  const fails = (seq: Op[]): Mismatch | null => replay(opts.testedRoot, opts.referenceRoot, seq, `shrink-${opts.seed}-${attempt++}`, skipKnown);
   const { ops: shrunk, mismatch: last, replays } = shrink(ops, fails, opts.maxReplays ?? 400);
   return {
     seed: opts.seed,
     opsRun: ops.length,
     counts,
+    skipped,
     mismatch: { ...mismatch, ops, shrunk, shrunkMessage: last?.message ?? mismatch.message, replays },
   };
 }

@@ -19,6 +19,8 @@ export interface SessionOptions {
   work: string;
   /** Extra mount flags. */
   mountFlags?: string[];
+  /** Step around the known divergences (default true). */
+  skipKnown?: boolean;
 }
 
 async function withFsxMount<T>(o: SessionOptions, fn: (tested: string, reference: string) => T): Promise<T> {
@@ -40,6 +42,7 @@ export async function fsxSession(o: SessionOptions & { seeds: number[]; ops: num
         referenceRoot: reference,
         seed,
         ops: o.ops,
+        skipKnown: o.skipKnown ?? true,
         progressEvery: 1000,
         ...(o.onProgress && { onProgress: (done: number) => o.onProgress!(seed, done) }),
       });
@@ -53,7 +56,7 @@ export async function fsxSession(o: SessionOptions & { seeds: number[]; ops: num
 /** Replays a recorded sequence once on a fresh mount; the mismatch message, or null. */
 export async function fsxReplay(o: SessionOptions & { ops: Op[] }): Promise<string | null> {
   return withFsxMount(o, (tested, reference) => {
-    const m = replay(tested, reference, o.ops, 'replay');
+    const m = replay(tested, reference, o.ops, 'replay', o.skipKnown ?? true);
     return m ? `step ${m.step + 1}: ${m.message}` : null;
   });
 }
