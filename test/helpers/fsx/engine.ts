@@ -44,7 +44,8 @@ export interface FsxResult {
   counts: Partial<Record<OpKind, { run: number; errors: number }>>;
   /** Operations skipped because of a known divergence (known.ts). */
   skipped: Partial<Record<KnownIssue, number>>;
-  mismatch?: Mismatch & { ops: Op[]; shrunk: Op[]; shrunkMessage: string; replays: number };
+  /** The mismatch; `reproduced` false when the replay on fresh directories passed (timing-dependent). */
+  mismatch?: Mismatch & { ops: Op[]; shrunk: Op[]; shrunkMessage: string; replays: number; reproduced: boolean };
 }
 
 function compareOutcomes(a: Outcome, b: Outcome): string | null {
@@ -150,7 +151,7 @@ export function runFsx(opts: FsxOptions): FsxResult {
     opsRun: ops.length,
     counts,
     skipped,
-    mismatch: { ...mismatch, ops, shrunk, shrunkMessage: last?.message ?? mismatch.message, replays },
+    mismatch: { ...mismatch, ops, shrunk, shrunkMessage: last?.message ?? mismatch.message, replays, reproduced: last !== null },
   };
 }
 
@@ -161,7 +162,9 @@ export function describeMismatch(label: string, res: FsxResult): string {
   return [
     `${label}: MISMATCH with seed ${res.seed} after operation ${m.step + 1} of the run:`,
     `  ${m.message}`,
-    `shortest failing sequence found (${m.shrunk.length} operations, ${m.replays} replays):`,
+    m.reproduced
+      ? `shortest failing sequence found (${m.shrunk.length} operations, ${m.replays} replays):`
+      : `the sequence did NOT fail again when replayed on fresh directories (timing-dependent?); all ${m.shrunk.length} operations:`,
     ...m.shrunk.map((op, i) => `  ${String(i + 1).padStart(3)}. ${describeOp(op)}`),
     `  -> ${m.shrunkMessage}`,
     `as JSON (replay with --replay FILE): ${JSON.stringify(m.shrunk)}`,
