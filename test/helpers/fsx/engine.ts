@@ -13,6 +13,7 @@ import { FsxSide, type Outcome } from './side.js';
 import { diffSnapshots, firstDifference, snapshot, treeView } from './snapshot.js';
 import { shrink } from './shrink.js';
 import { knownIssue, type KnownIssue } from './known.js';
+import type { MountImpl } from '../mount.js';
 
 export interface Mismatch {
   /** Index of the operation after which the sides differed. */
@@ -27,6 +28,8 @@ export interface FsxOptions {
   referenceRoot: string;
   seed: number;
   ops: number;
+  /** The implementation mounted (some known divergences are gocryptfs's). */
+  impl: MountImpl;
   /** Step around the divergences listed in known.ts (default true). */
   skipKnown?: boolean;
   /** Replays allowed while shrinking (default 400). */
@@ -60,7 +63,7 @@ class Pair {
   readonly tested: FsxSide;
   readonly reference: FsxSide;
 
-  constructor(testedRoot: string, referenceRoot: string, name: string, readonly skipKnown: boolean) {
+  constructor(testedRoot: string, referenceRoot: string, name: string, readonly skipKnown: boolean, readonly impl: MountImpl) {
     for (const r of [testedRoot, referenceRoot]) fs.mkdirSync(join(r, name), { recursive: true });
     this.tested = new FsxSide(join(testedRoot, name));
     this.reference = new FsxSide(join(referenceRoot, name));
@@ -68,7 +71,7 @@ class Pair {
 
   /** The known divergence `op` would run into (then it is not applied), or null. */
   skips(op: Op): KnownIssue | null {
-    return this.skipKnown ? knownIssue(op, this.reference) : null;
+    return this.skipKnown ? knownIssue(op, this.reference, this.impl) : null;
   }
 
   /** Applies `op` to both; the mismatch message, or null. Returns the reference snapshot too. */
@@ -95,8 +98,8 @@ class Pair {
 }
 
 /** Replays `ops` on fresh directories; the first mismatch, or null. */
-export function replay(testedRoot: string, referenceRoot: string, ops: Op[], name: string, skipKnown = true): Mismatch | null {
-  const pair = new Pair(testedRoot, referenceRoot, name, skipKnown);
+export function replay(testedRoot: string, referenceRoot: string, ops: Op[], name: string, impl: MountImpl, skipKnown = true): Mismatch | null {
+  const pair = new Pair(testedRoot, referenceRoot, name, skipKnown, impl);
   try {
     for (let i = 0; i < ops.length; i++) {
       if (pair.skips(ops[i]!)) continue;
@@ -113,7 +116,7 @@ export function replay(testedRoot: string, referenceRoot: string, ops: Op[], nam
 export function runFsx(opts: FsxOptions): FsxResult {
   const r = new Rng(opts.seed);
   const skipKnown = opts.skipKnown ?? true;
-  const pair = new Pair(opts.testedRoot, opts.referenceRoot, `seed-${opts.seed}`, skipKnown);
+  const pair = new Pair(opts.testedRoot, opts.referenceRoot, `seed-${opts.seed}`, skipKnown, opts.impl);
   const ops: Op[] = [];
   const counts: FsxResult['counts'] = {};
   const skipped: FsxResult['skipped'] = {};
@@ -144,7 +147,7 @@ export function runFsx(opts: FsxOptions): FsxResult {
   }
   if (!mismatch) return { seed: opts.seed, opsRun: ops.length, counts, skipped };
   let attempt = 0;
-  const fails = (seq: Op[]): Mismatch | null => replay(opts.testedRoot, opts.referenceRoot, seq, `shrink-${opts.seed}-${attempt++}`, skipKnown);
+  const fails = (seq: Op[]): Mismatch | null => replay(opts.testedRoot, opts.referenceRoot, seq, `shrink-${opts.seed}-${attempt++}`, opts.impl, skipKnown);
   const { ops: shrunk, mismatch: last, replays } = shrink(ops, fails, opts.maxReplays ?? 400);
   return {
     seed: opts.seed,

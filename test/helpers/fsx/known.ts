@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Op } from './ops.js';
 import type { FsxSide } from './side.js';
+import type { MountImpl } from '../mount.js';
 
 export const KNOWN = {
   /**
@@ -30,6 +31,8 @@ export const KNOWN = {
    * ENOENT without asking us (gocryptfs has no such problem).
    */
   'rmdir-with-unlinked-open': 'rmdir while an unlinked file is still open (fstat then ENOENT, tscryptfs only)',
+  /** gocryptfs 2.3 answers fsync/fdatasync on an open file that was unlinked with ENOENT (only checked with --impl gocryptfs). */
+  'gocryptfs-fsync-unlinked': 'fsync of an unlinked open file (ENOENT, gocryptfs 2.3 only)',
 } as const;
 
 export type KnownIssue = keyof typeof KNOWN;
@@ -56,7 +59,11 @@ function openFiles(side: FsxSide): fs.Stats[] {
 }
 
 /** The known divergence `op` would run into on the reference side's current state, or null. */
-export function knownIssue(op: Op, reference: FsxSide): KnownIssue | null {
+export function knownIssue(op: Op, reference: FsxSide, impl: MountImpl): KnownIssue | null {
+  if (op.k === 'fsync' && impl === 'gocryptfs') {
+    const fd = reference.slots[op.slot];
+    if (fd !== null && fd !== undefined && fs.fstatSync(fd).nlink === 0) return 'gocryptfs-fsync-unlinked';
+  }
   if (op.k === 'open') {
     const st = lstat(join(reference.root, op.path));
     if (st?.isDirectory()) return 'open-directory';

@@ -42,6 +42,7 @@ export async function fsxSession(o: SessionOptions & { seeds: number[]; ops: num
         referenceRoot: reference,
         seed,
         ops: o.ops,
+        impl: o.impl,
         skipKnown: o.skipKnown ?? true,
         progressEvery: 1000,
         ...(o.onProgress && { onProgress: (done: number) => o.onProgress!(seed, done) }),
@@ -56,7 +57,7 @@ export async function fsxSession(o: SessionOptions & { seeds: number[]; ops: num
 /** Replays a recorded sequence once on a fresh mount; the mismatch message, or null. */
 export async function fsxReplay(o: SessionOptions & { ops: Op[] }): Promise<string | null> {
   return withFsxMount(o, (tested, reference) => {
-    const m = replay(tested, reference, o.ops, 'replay', o.skipKnown ?? true);
+    const m = replay(tested, reference, o.ops, 'replay', o.impl, o.skipKnown ?? true);
     return m ? `step ${m.step + 1}: ${m.message}` : null;
   });
 }
