@@ -30,7 +30,11 @@ export function isHiddenPath(path: string): boolean {
 }
 
 export class HiddenFiles {
-  /** Hidden path → the handles open on the unlinked file when it was hidden. */
+  /**
+   * Hidden name → the handles open on the unlinked file when it was hidden.
+   * Keyed by the name alone: libfuse makes each one unique (node id and a
+   * counter), and its directory may be renamed meanwhile.
+   */
   private readonly hidden = new Map<string, VaultFile[]>();
   /** The file hidden last (for renamesOntoItself). */
   private justHidden: { path: string; hiddenPath: string } | null = null;
@@ -41,7 +45,7 @@ export class HiddenFiles {
   ) {}
 
   has(path: string): boolean {
-    return this.hidden.has(path);
+    return this.hidden.has(basename(path));
   }
 
   /** libfuse's rename(from, hiddenPath): unlink `from`, keep serving it as `hiddenPath`. */
@@ -58,7 +62,7 @@ export class HiddenFiles {
       return;
     }
     await this.vault.unlink(from);
-    this.hidden.set(hiddenPath, open);
+    this.hidden.set(basename(hiddenPath), open);
     this.justHidden = { path: from, hiddenPath };
   }
 
@@ -81,7 +85,7 @@ export class HiddenFiles {
 
   /** Runs `fn` on an open handle of the hidden file (ENOENT when all are closed). */
   private async withHandle<T>(path: string, fn: (h: VaultFile) => Promise<T>): Promise<T> {
-    for (const h of this.hidden.get(path) ?? []) {
+    for (const h of this.hidden.get(basename(path)) ?? []) {
       try {
         return await fn(h);
       } catch (err) {
@@ -105,6 +109,6 @@ export class HiddenFiles {
 
   /** libfuse's unlink of the hidden name after the last release: the file is already gone. */
   forget(path: string): void {
-    this.hidden.delete(path);
+    this.hidden.delete(basename(path));
   }
 }

@@ -91,6 +91,25 @@ test('rename between two hard links of one file whose target is open changes not
   await fsp.unlink(fx.p('b'));
 });
 
+test('an unlinked open file stays usable after its directory is renamed (fsx seed 1001)', T, async () => {
+  await fsp.mkdir(fx.p('d0'));
+  await fsp.mkdir(fx.p('d0', 'e0'));
+  await fsp.mkdir(fx.p('d1'));
+  const h = await fsp.open(fx.p('d0', 'e0', 'f'), 'w+');
+  try {
+    await h.write(Buffer.from('data'), 0, 4, 0);
+    await fsp.unlink(fx.p('d0', 'e0', 'f'));
+    await fsp.rename(fx.p('d0'), fx.p('d1', 'moved'));
+    const st = await h.stat();
+    assert.equal(st.size, 4, 'fstat after the rename of its directory');
+    assert.equal(st.nlink, 0);
+  } finally {
+    await h.close();
+  }
+  assert.deepEqual(await fsp.readdir(fx.p('d1', 'moved', 'e0')), []);
+  await fsp.rm(fx.p('d1'), { recursive: true });
+});
+
 test('after an open file was unlinked and closed, a new directory renamed onto its old name is renamed (fsx seed 12)', T, async () => {
   // The directory may get the unlinked file's inode number: it must not be taken for the same file.
   for (let i = 0; i < 5; i++) {
