@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Rng } from './rng.js';
 import { describeOp, nextOp, type Op, type OpKind } from './ops.js';
 import { FsxSide, type Outcome } from './side.js';
-import { diffSnapshots, firstDifference, snapshot, treeView } from './snapshot.js';
+import { diffSnapshots, firstDifference, snapshot, treeView, type ContentCache } from './snapshot.js';
 import { shrink } from './shrink.js';
 import { knownIssue, type KnownIssue } from './known.js';
 import type { MountImpl } from '../mount.js';
@@ -58,10 +58,22 @@ function compareOutcomes(a: Outcome, b: Outcome): string | null {
   return null;
 }
 
+/** Every this many steps the tested side's files are all read again (between, only what may have changed). */
+const FULL_READ_EVERY = 16;
+
+/** The paths an operation names. */
+function opPaths(op: Op): string[] {
+  if ('path' in op) return [op.path];
+  if ('from' in op) return [op.from, op.to];
+  return [];
+}
+
 /** Both sides of one run, in fresh subdirectories named `name`. */
 class Pair {
   readonly tested: FsxSide;
   readonly reference: FsxSide;
+  private readonly cache: ContentCache = new Map();
+  private steps = 0;
 
   constructor(testedRoot: string, referenceRoot: string, name: string, readonly skipKnown: boolean, readonly impl: MountImpl) {
     for (const r of [testedRoot, referenceRoot]) fs.mkdirSync(join(r, name), { recursive: true });
@@ -81,12 +93,32 @@ class Pair {
     const ref = snapshot(this.reference.root);
     const byOutcome = compareOutcomes(ot, or);
     if (byOutcome) return { mismatch: `${describeOp(op)}: ${byOutcome}`, outcome: or, ref };
-    const byTree = diffSnapshots(snapshot(this.tested.root), ref);
+    const byTree = diffSnapshots(this.testedSnapshot(op), ref);
     if (byTree) return { mismatch: `after ${describeOp(op)}: ${byTree}`, outcome: or, ref };
     const st = this.tested.slotStates().join(', ');
     const sr = this.reference.slotStates().join(', ');
     if (st !== sr) return { mismatch: `after ${describeOp(op)}: open handles: ${st} (tested) vs ${sr} (reference)`, outcome: or, ref };
     return { mismatch: null, outcome: or, ref };
+  }
+
+  /**
+   * The tested side's tree. File contents are read again for the files the
+   * operation names or holds open, for any whose stat changed, and for all
+   * of them every FULL_READ_EVERY steps.
+   */
+  private testedSnapshot(op: Op): ReturnType<typeof snapshot> {
+    if (++this.steps % FULL_READ_EVERY === 0) this.cache.clear();
+    const named = new Set(opPaths(op));
+    const open = new Set<number>();
+    for (const fd of this.tested.slots) {
+      if (fd === null) continue;
+      try {
+        open.add(fs.fstatSync(fd).ino);
+      } catch {
+        // compared elsewhere (slotStates)
+      }
+    }
+    return snapshot(this.tested.root, { cache: this.cache, mustRead: (path, st) => named.has(path) || open.has(st.ino) });
   }
 
   /** Closes the handles and removes both directories. */

@@ -22,8 +22,24 @@ function code(err: unknown): string {
   return String((err as { code?: unknown }).code ?? (err as Error).message);
 }
 
+/**
+ * File contents read by an earlier snapshot, by path, with the stat they
+ * were read under. A snapshot reuses one only when the caller does not ask
+ * for that file to be read again and its inode, size, mtime and ctime are
+ * unchanged: this keeps long runs fast (most operations touch one file).
+ */
+export type ContentCache = Map<string, { key: string; content: Buffer }>;
+
+export interface SnapshotOptions {
+  cache?: ContentCache;
+  /** Files that must be read again whatever the cache says. */
+  mustRead?: (path: string, st: fs.Stats) => boolean;
+}
+
 /** The tree below `root`, sorted by path. */
-export function snapshot(root: string): SnapEntry[] {
+export function snapshot(root: string, opts: SnapshotOptions = {}): SnapEntry[] {
+  const { cache, mustRead } = opts;
+  const seen = new Set<string>();
   const out: SnapEntry[] = [];
   const walk = (rel: string): void => {
     let names: string[];
@@ -50,10 +66,19 @@ export function snapshot(root: string): SnapEntry[] {
         out.push({ path, type: 'symlink', target: fs.readlinkSync(abs), size: st.size });
       } else if (st.isFile()) {
         const e: SnapEntry = { path, type: 'file', size: st.size, nlink: st.nlink };
-        try {
-          e.content = fs.readFileSync(abs);
-        } catch (err) {
-          e.error = `read ${code(err)}`;
+        const key = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+        const cached = cache?.get(path);
+        seen.add(path);
+        if (cached && cached.key === key && !mustRead?.(path, st)) {
+          e.content = cached.content;
+        } else {
+          try {
+            e.content = fs.readFileSync(abs);
+            cache?.set(path, { key, content: e.content });
+          } catch (err) {
+            e.error = `read ${code(err)}`;
+            cache?.delete(path);
+          }
         }
         out.push(e);
       } else {
@@ -62,6 +87,7 @@ export function snapshot(root: string): SnapEntry[] {
     }
   };
   walk('');
+  if (cache) for (const p of cache.keys()) if (!seen.has(p)) cache.delete(p);
   return out;
 }
 
