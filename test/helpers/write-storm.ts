@@ -8,15 +8,21 @@
  * what survived is a prefix of what was written.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createCipheriv, createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { prng } from './tree.js';
 
-/** Deterministic bytes [0, len) of stream `seed` (AES-128-CTR, as tree.ts's prng). */
-export function stormBytes(seed: string, len: number): Buffer {
+/** Deterministic bytes [0, len) of stream `seed`: tree.ts's prng, which BYTES_SOURCE computes in a child process. */
+export const stormBytes = prng;
+
+/** tree.ts's prng as `bytes(seed, len)` for the node programs the tests run as child processes. */
+export const BYTES_SOURCE = `
+import { createCipheriv, createHash } from 'node:crypto';
+const bytes = (seed, len) => {
   const key = createHash('sha256').update(seed).digest().subarray(0, 16);
   const c = createCipheriv('aes-128-ctr', key, Buffer.alloc(16));
   return Buffer.concat([c.update(Buffer.alloc(len)), c.final()]);
-}
+};
+`;
 
 export interface StormSpec {
   /** Files appended to, from empty (created by the storm). */
@@ -38,16 +44,10 @@ export interface StormProgress {
 }
 
 /** The writer (runs as `node --input-type=module -e SOURCE mnt progressFile specJSON`). */
-const WRITER_SOURCE = `
+const WRITER_SOURCE = `${BYTES_SOURCE}
 import * as fs from 'node:fs';
-import { createCipheriv, createHash } from 'node:crypto';
 const [mnt, progressFile, specJson] = process.argv.slice(1);
 const spec = JSON.parse(specJson);
-const bytes = (seed, len) => {
-  const key = createHash('sha256').update(seed).digest().subarray(0, 16);
-  const c = createCipheriv('aes-128-ctr', key, Buffer.alloc(16));
-  return Buffer.concat([c.update(Buffer.alloc(len)), c.final()]);
-};
 const patterns = Object.fromEntries(spec.append.map((n) => [n, bytes(n, spec.maxSize)]));
 const gens = new Map();
 const gen = (g) => { if (!gens.has(g)) { gens.clear(); gens.set(g, bytes(spec.overwrite + '#' + g, spec.overwriteSize)); } return gens.get(g); };

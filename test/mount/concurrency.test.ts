@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { mountImpl, unmountAndReap } from '../helpers/mount.js';
 import { assertBytes, MOUNT_IMPL, useCipherdir } from '../helpers/mount-suite.js';
-import { stormBytes } from '../helpers/write-storm.js';
+import { BYTES_SOURCE, stormBytes } from '../helpers/write-storm.js';
 
 const fx = useCipherdir('concurrency', MOUNT_IMPL);
 const T = { timeout: 120_000 };
@@ -36,14 +36,8 @@ function runNode(source: string, args: string[]): Promise<{ code: number | null;
 }
 
 /** Shared by the worker sources: content of a file is a function of its base name (before '@'). */
-const PRELUDE = `
+const PRELUDE = `${BYTES_SOURCE}
 import * as fs from 'node:fs';
-import { createCipheriv, createHash } from 'node:crypto';
-const bytes = (seed, len) => {
-  const key = createHash('sha256').update(seed).digest().subarray(0, 16);
-  const c = createCipheriv('aes-128-ctr', key, Buffer.alloc(16));
-  return Buffer.concat([c.update(Buffer.alloc(len)), c.final()]);
-};
 const sizeOf = (base) => 1000 + (createHash('sha256').update(base).digest().readUInt32BE(0) % 60000);
 const contentOf = (base) => bytes(base, sizeOf(base));
 const fail = (m) => { console.error(m); process.exit(1); };
