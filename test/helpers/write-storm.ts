@@ -63,11 +63,10 @@ try {
     for (const n of spec.append) {
       const at = p.appended[n];
       const len = Math.min(chunk(), spec.maxSize - at);
-      if (len > 0) { fs.writeSync(fds[n], patterns[n], at, len, at); p.appended[n] = at + len; }
+      if (len > 0) p.appended[n] = at + fs.writeSync(fds[n], patterns[n], at, len, at); // a short write counts as what it says
     }
     const len = Math.min(chunk(), spec.overwriteSize - p.cursor);
-    fs.writeSync(ofd, gen(p.gen), p.cursor, len, p.cursor);
-    p.cursor += len;
+    p.cursor += fs.writeSync(ofd, gen(p.gen), p.cursor, len, p.cursor);
     if (p.cursor >= spec.overwriteSize) { p.gen++; p.cursor = 0; }
     p.rounds++;
     report();

@@ -130,7 +130,7 @@ for (let run = 0; run < RUNS; run++) {
         assert.ok(data.length >= acked, `${name}: ${data.length} bytes, but ${acked} were acknowledged`);
         assert.ok(data.length <= acked + 8000, `${name}: ${data.length} bytes, more than acknowledged (${acked}) plus one write in flight`);
         const expected = stormBytes(name, spec.maxSize).subarray(0, data.length);
-        for (const b of bad) expected.fill(0, b * BS, (b + 1) * BS);
+        for (const b of bad) expected.fill(0, b * BS, Math.min((b + 1) * BS, expected.length));
         assertBytes(data, expected, `${name}: a prefix of what was written`);
         settled.set(name, data);
       }
@@ -142,7 +142,12 @@ for (let run = 0; run < RUNS; run++) {
       for (let i = 0; i < OVERWRITE_SIZE; i++) {
         if (bad.includes(Math.floor(i / BS))) continue;
         const ok = i < p.cursor ? data[i] === cur[i] : data[i] === cur[i] || data[i] === prev[i];
-        if (!ok) assert.fail(`${spec.overwrite}: byte ${i} is from neither generation ${p.gen} nor ${p.gen - 1} (acknowledged up to ${p.cursor} of generation ${p.gen})`);
+        if (!ok) {
+          const b = Math.floor(i / BS);
+          const blk = (x: Buffer): Buffer => x.subarray(b * BS, (b + 1) * BS);
+          const what: string = blk(data).equals(blk(prev)) ? `generation ${p.gen - 1}` : blk(data).every((x) => x === 0) ? 'zeros' : 'mixed/other';
+          assert.fail(`${spec.overwrite}: byte ${i} is not from generation ${p.gen}${i < p.cursor ? ' (acknowledged)' : ` or ${p.gen - 1}`}; its block ${b} reads as ${what} (acknowledged up to ${p.cursor} of generation ${p.gen}, ${p.rounds} rounds)`);
+        }
       }
       settled.set(spec.overwrite, data);
     } finally {
