@@ -160,7 +160,8 @@ for (let run = 0; run < RUNS; run++) {
   });
 }
 
-test('after the crashes: gocryptfs -fsck agrees with the torn blocks found (TODO: tscryptfs -fsck too)', T, async () => {
+test('after the crashes: gocryptfs -fsck agrees with the torn blocks found (TODO: tscryptfs -fsck too)', T, async (t) => {
+  t.diagnostic(`${survived} crash runs survived; torn blocks (EIO): ${tornSoFar.join(', ') || 'none'}`);
   const r = await gocryptfsFsck(fx.cipherdir);
   const out = r.stdout + r.stderr;
   if (tornSoFar.length === 0) {
