@@ -104,9 +104,22 @@ export async function main(argv: string[]): Promise<number> {
   }
   const work = makeTempDir('tscryptfs-fsx-');
   guardMountsUnder(work);
+  // Ctrl-C ends the run between two operations and unmounts as usual; a second one exits
+  // at once (the guard's exit hook still unmounts). This replaces the guard's signal handlers.
+  let interrupted = false;
+  const onSignal = (): void => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    console.error('fsx: interrupted, stopping after this operation (again to quit at once)');
+  };
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(sig);
+    process.on(sig, onSignal);
+  }
   let failed = false;
   try {
     for (const cipher of args.ciphers) {
+      if (interrupted) break;
       if (!cipherSupported(args.impl, cipher)) {
         console.log(`${cipher}: skipped (${args.impl} cannot mount it)`);
         continue;
@@ -129,6 +142,7 @@ export async function main(argv: string[]): Promise<number> {
         ops: args.ops,
         skipKnown: !args.all,
         onProgress: (seed, done) => process.stderr.write(`  ${label} seed ${seed}: ${done} operations\n`),
+        stop: () => interrupted,
       });
       const total = results.reduce((s, r) => s + r.opsRun, 0);
       const secs = (Date.now() - started) / 1000;
@@ -143,5 +157,7 @@ export async function main(argv: string[]): Promise<number> {
     removeTempDir(work);
     for (const p of problems) console.error(`fsx cleanup: ${p}`);
   }
-  return failed ? 1 : 0;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  return failed ? 1 : interrupted ? 130 : 0;
 }

@@ -37,6 +37,8 @@ export interface FsxOptions {
   /** Called every `progressEvery` operations. */
   onProgress?: (done: number) => void;
   progressEvery?: number;
+  /** Asked between operations: true ends the run early (after Ctrl-C). */
+  stop?: () => boolean;
 }
 
 export interface FsxResult {
@@ -144,8 +146,8 @@ export function replay(testedRoot: string, referenceRoot: string, ops: Op[], nam
   }
 }
 
-/** Runs `opts.ops` random operations from `opts.seed`; shrinks the first mismatch. */
-export function runFsx(opts: FsxOptions): FsxResult {
+/** Runs `opts.ops` random operations from `opts.seed`; shrinks the first mismatch. Yields to the event loop now and then (signals). */
+export async function runFsx(opts: FsxOptions): Promise<FsxResult> {
   const r = new Rng(opts.seed);
   const skipKnown = opts.skipKnown ?? true;
   const pair = new Pair(opts.testedRoot, opts.referenceRoot, `seed-${opts.seed}`, skipKnown, opts.impl);
@@ -155,7 +157,8 @@ export function runFsx(opts: FsxOptions): FsxResult {
   let mismatch: Mismatch | null = null;
   try {
     let view = treeView(snapshot(pair.reference.root), pair.reference.slots.map((s) => s !== null));
-    while (ops.length < opts.ops) {
+    while (ops.length < opts.ops && !opts.stop?.()) {
+      if (ops.length % 64 === 0) await new Promise((r) => setImmediate(r));
       const op = nextOp(r, view);
       const known = pair.skips(op);
       if (known) {

@@ -23,7 +23,7 @@ export interface SessionOptions {
   skipKnown?: boolean;
 }
 
-async function withFsxMount<T>(o: SessionOptions, fn: (tested: string, reference: string) => T): Promise<T> {
+async function withFsxMount<T>(o: SessionOptions, fn: (tested: string, reference: string) => T | Promise<T>): Promise<T> {
   const base = join(o.work, `${o.cipher}-${o.impl}`);
   const cipherdir = join(base, 'cipher');
   const reference = join(base, 'plain');
@@ -33,11 +33,14 @@ async function withFsxMount<T>(o: SessionOptions, fn: (tested: string, reference
 }
 
 /** Runs `ops` random operations from each seed in turn (stopping at the first mismatch). */
-export async function fsxSession(o: SessionOptions & { seeds: number[]; ops: number; onProgress?: (seed: number, done: number) => void }): Promise<FsxResult[]> {
-  return withFsxMount(o, (tested, reference) => {
+export async function fsxSession(
+  o: SessionOptions & { seeds: number[]; ops: number; onProgress?: (seed: number, done: number) => void; stop?: () => boolean },
+): Promise<FsxResult[]> {
+  return withFsxMount(o, async (tested, reference) => {
     const results: FsxResult[] = [];
     for (const seed of o.seeds) {
-      const res = runFsx({
+      if (o.stop?.()) break;
+      const res = await runFsx({
         testedRoot: tested,
         referenceRoot: reference,
         seed,
@@ -45,6 +48,7 @@ export async function fsxSession(o: SessionOptions & { seeds: number[]; ops: num
         impl: o.impl,
         skipKnown: o.skipKnown ?? true,
         progressEvery: 1000,
+        ...(o.stop && { stop: o.stop }),
         ...(o.onProgress && { onProgress: (done: number) => o.onProgress!(seed, done) }),
       });
       results.push(res);
