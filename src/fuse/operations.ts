@@ -17,6 +17,7 @@ import type { Logger } from '../util/logger.js';
 import { toErrno } from './errno.js';
 import type { FuseCallback, FuseTime } from './fuse-native.js';
 import { HandleTable, type Closable } from './handle-table.js';
+import { HiddenFiles, isHiddenPath } from './hidden-files.js';
 
 export interface OperationOptions {
   /** utimensat(2) with exact nanoseconds on a cipher path; 0 or -errno. */
@@ -44,6 +45,7 @@ export interface FuseOperations {
 
 export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger): FuseOperations {
   const handles = new HandleTable();
+  const hidden = new HiddenFiles(vault, handles);
   let last = Date.now();
   const calls: Record<string, number> = {};
   const arrived = (op: string): void => {
@@ -103,11 +105,11 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     getattr(path: string, cb: FuseCallback): void {
-      answer('getattr', path, cb, () => vault.stat(path, { bigint: true }), (st: BigIntStats) => [st]);
+      answer('getattr', path, cb, () => (hidden.has(path) ? hidden.stat(path) : vault.stat(path, { bigint: true })), (st: BigIntStats) => [st]);
     },
 
     fgetattr(path: string, fh: number, cb: FuseCallback): void {
-      answer('fgetattr', path, cb, async () => (handles.get(fh) ? handle(fh).stat({ bigint: true }) : vault.stat(path, { bigint: true })), (st: BigIntStats) => [st]);
+      answer('fgetattr', path, cb, async () => (hidden.has(path) ? hidden.stat(path) : handles.get(fh) ? handle(fh).stat({ bigint: true }) : vault.stat(path, { bigint: true })), (st: BigIntStats) => [st]);
     },
 
     access(path: string, mode: number, cb: FuseCallback): void {
@@ -176,11 +178,14 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     unlink(path: string, cb: FuseCallback): void {
-      answer('unlink', path, cb, () => vault.unlink(path));
+      answer('unlink', path, cb, async () => (hidden.has(path) ? hidden.forget(path) : vault.unlink(path)));
     },
 
     rename(from: string, to: string, cb: FuseCallback): void {
-      answer('rename', from, cb, () => vault.rename(from, to));
+      answer('rename', from, cb, async () => {
+        if (isHiddenPath(to)) return hidden.hide(from, to);
+        return (await hidden.renamesOntoItself(from, to)) ? vault.link(from, to) : vault.rename(from, to);
+      });
     },
 
     link(existing: string, newPath: string, cb: FuseCallback): void {

@@ -1,0 +1,114 @@
+/**
+ * Files unlinked while open, without `.fuse_hidden*` leftovers.
+ *
+ * libfuse2's path API (without hard_remove) does not unlink a file that is
+ * still open: it renames it to `.fuse_hiddenXXXXXXXXXXXXXXXX` in the same
+ * directory and unlinks that name after the last release. Meanwhile the
+ * name shows in readdir and the directory cannot be removed (ENOTEMPTY);
+ * and because release is asynchronous, the name can still be there after
+ * close(2) returned. (hard_remove is no way out: libfuse then answers fstat
+ * of the open file with ENOENT, as it has no path for it.)
+ *
+ * So the rename to a hidden name becomes a real unlink of the cipher file
+ * — our open handles keep their descriptors, as on any POSIX file system —
+ * and the hidden name, which libfuse keeps using for the open file, is
+ * served from those handles: getattr, and the final unlink, which only
+ * forgets it. (libfuse still knows the file by its old directory: once that
+ * is removed, it answers ENOENT for the open file without asking us.)
+ */
+import { basename } from 'node:path';
+import type { BigIntStats } from 'node:fs';
+import { fsError } from '../util/errors.js';
+import type { Vault, VaultFile } from '../vault/index.js';
+import type { HandleTable } from './handle-table.js';
+
+const HIDDEN_NAME = /^\.fuse_hidden[0-9a-f]{16}$/;
+
+/** Whether libfuse made up `path` to hide an open file. */
+export function isHiddenPath(path: string): boolean {
+  return HIDDEN_NAME.test(basename(path));
+}
+
+export class HiddenFiles {
+  /**
+   * Hidden name → the handles open on the unlinked file when it was hidden.
+   * Keyed by the name alone: libfuse makes each one unique (node id and a
+   * counter), and its directory may be renamed meanwhile.
+   */
+  private readonly hidden = new Map<string, VaultFile[]>();
+  /** The file hidden last (for renamesOntoItself). */
+  private justHidden: { path: string; hiddenPath: string } | null = null;
+
+  constructor(
+    private readonly vault: Vault,
+    private readonly handles: HandleTable,
+  ) {}
+
+  has(path: string): boolean {
+    return this.hidden.has(basename(path));
+  }
+
+  /** libfuse's rename(from, hiddenPath): unlink `from`, keep serving it as `hiddenPath`. */
+  async hide(from: string, hiddenPath: string): Promise<void> {
+    const st = await this.vault.stat(from, { bigint: true });
+    const open: VaultFile[] = [];
+    for (const h of this.handles.all()) {
+      const hs = await h.stat({ bigint: true }).catch(() => null);
+      if (hs && hs.ino === st.ino && hs.dev === st.dev) open.push(h);
+    }
+    if (open.length === 0) {
+      // Nothing of ours is open on it after all: keep libfuse's own plan.
+      await this.vault.rename(from, hiddenPath);
+      return;
+    }
+    await this.vault.unlink(from);
+    this.hidden.set(basename(hiddenPath), open);
+    this.justHidden = { path: from, hiddenPath };
+  }
+
+  /**
+   * Whether rename(from, to) is the second half of libfuse's rename over
+   * an open file that `from` is another hard link of: rename(2) then
+   * changes nothing, but libfuse has already hidden `to`, so the caller
+   * must put `to` back as a link instead of renaming.
+   */
+  async renamesOntoItself(from: string, to: string): Promise<boolean> {
+    const last = this.justHidden;
+    this.justHidden = null;
+    if (last?.path !== to) return false;
+    // Compared with the open file itself: once it is closed, its inode number may be reused.
+    const hiddenSt = await this.stat(last.hiddenPath).catch(() => null);
+    if (!hiddenSt) return false;
+    const st = await this.vault.stat(from, { bigint: true }).catch(() => null);
+    return st !== null && st.isFile() && st.dev === hiddenSt.dev && st.ino === hiddenSt.ino;
+  }
+
+  /** Runs `fn` on an open handle of the hidden file (ENOENT when all are closed). */
+  private async withHandle<T>(path: string, fn: (h: VaultFile) => Promise<T>): Promise<T> {
+    for (const h of this.hidden.get(basename(path)) ?? []) {
+      try {
+        return await fn(h);
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'EBADF') throw err; // closed meanwhile: try the next one
+      }
+    }
+    throw fsError('ENOENT', 'lstat', path);
+  }
+
+  /**
+   * fstat of the hidden file, its link count raised by one: libfuse counts
+   * the hidden name as a link and subtracts it from what we answer.
+   */
+  stat(path: string): Promise<BigIntStats> {
+    return this.withHandle(path, async (h) => {
+      const st = await h.stat({ bigint: true });
+      st.nlink += 1n;
+      return st;
+    });
+  }
+
+  /** libfuse's unlink of the hidden name after the last release: the file is already gone. */
+  forget(path: string): void {
+    this.hidden.delete(basename(path));
+  }
+}
