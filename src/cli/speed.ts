@@ -2,6 +2,9 @@
  * -speed (FORMAT.md §13): the version line, the CPU line, then the seal
  * throughput of every content cipher with each backend, encrypting
  * 4096-byte blocks with a 24-byte AAD, in MB/s (10^6 bytes per second).
+ * Where the cipher has a batch call (the native addon's AES-GCM and
+ * XChaCha20-Poly1305, AEGIS), 32 blocks are sealed per call, each with its
+ * own nonce and AAD, as the mount seals a 128 KiB write (src/crypto/speed.ts).
  *
  * Backend names follow gocryptfs: "OpenSSL" is our node:crypto backend
  * ('node'), "noble" the pure-TypeScript @noble/ciphers one. The AEGIS rows
