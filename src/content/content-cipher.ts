@@ -79,7 +79,10 @@ export class ContentCipher {
     const len = 8 + fileId.length;
     const aads = Buffer.allocUnsafe(count * len);
     for (let k = 0; k < count; k++) {
-      aads.writeBigUInt64BE(BigInt(first + k), k * len);
+      // BE64(block number) as two 32-bit halves: no BigInt per block (block numbers stay below 2^53).
+      const n = first + k;
+      aads.writeUInt32BE(Math.floor(n / 0x1_0000_0000), k * len);
+      aads.writeUInt32BE(n >>> 0, k * len + 4);
       aads.set(fileId, k * len + 8);
     }
     return aads;
