@@ -49,7 +49,7 @@ test('npm ci without a compiler succeeds; AEGIS uses TypeScript, mounting explai
   const probe = `
     import { Vault } from './dist/src/index.js';
     import { aegisNativeAvailable, aegis256x2Encrypt } from './dist/src/crypto/aegis/index.js';
-    import { mkdtempSync } from 'node:fs';
+    import { mkdtempSync, rmSync } from 'node:fs';
     const key = Buffer.from('000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f', 'hex');
     const nonce = Buffer.from('101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f', 'hex');
     const { tag } = aegis256x2Encrypt(key, nonce, new Uint8Array(0), new Uint8Array(0), 16);
@@ -57,7 +57,8 @@ test('npm ci without a compiler succeeds; AEGIS uses TypeScript, mounting explai
     const v = await Vault.init(dir, { password: 'pw', cipher: 'aegis', scryptLogN: 10 });
     await v.writeFile('/f', 'works');
     console.log(JSON.stringify({ native: aegisNativeAvailable(), tag: Buffer.from(tag).toString('hex'), read: (await v.readFile('/f')).toString() }));
-    await v.close();`;
+    await v.close();
+    rmSync(dir, { recursive: true, force: true });`;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: proj, env, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { native: false, tag: '62cdbab084c83dacdb945bb446f049c8', read: 'works' });
