@@ -16,6 +16,10 @@ export interface FuseInstance extends EventEmitter {
   /** True once the kernel side is gone (patched build). */
   readonly exited?: boolean;
   mount(cb: (err: Error | null) => void): void;
+  /** The attribute cache's generation (0: cache off or not mounted). */
+  attrGen(): number;
+  /** Fills the attribute cache for `paths`, unless a change happened since `gen`. */
+  attrPrefill(gen: number, paths: string[], stats: unknown[]): void;
   unmount(cb: (err: Error | null) => void): void;
 }
 

@@ -41,6 +41,16 @@ export interface FuseOperations {
   lastActivity(): number;
   /** How many times each operation came to JS (what the patched binding answers itself is not counted). */
   calls(): Record<string, number>;
+  /** Connects the binding's attribute cache, once mounted: readdir then fills it for the entries it lists. */
+  useAttrCache(cache: AttrCacheHook): void;
+}
+
+/** The patched binding's attribute cache, as readdir feeds it (see Documentation/fuse-native.md). */
+export interface AttrCacheHook {
+  /** Its generation now; 0 when the cache is off. */
+  gen(): number;
+  /** Stores the attributes of `paths` unless something changed since `gen`. */
+  prefill(gen: number, paths: string[], stats: BigIntStats[]): void;
 }
 
 export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger): FuseOperations {
@@ -48,6 +58,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   const hidden = new HiddenFiles(vault, handles);
   let last = Date.now();
   const calls: Record<string, number> = {};
+  let attrCache: AttrCacheHook | null = null;
   const arrived = (op: string): void => {
     last = Date.now();
     calls[op] = (calls[op] ?? 0) + 1;
@@ -117,7 +128,23 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     readdir(path: string, cb: FuseCallback): void {
-      answer('readdir', path, cb, () => vault.readdir(path), (names) => [names]);
+      const cache = attrCache;
+      const gen = cache?.gen() ?? 0; // before the listing: a change made meanwhile voids what it read
+      if (cache === null || gen === 0) return answer('readdir', path, cb, () => vault.readdir(path), (names) => [names]);
+      answer('readdir', path, cb, async () => {
+        // The kernel looks up each listed name next (ls -l, rm -r, find): hand the attributes over now.
+        const listed = await vault.readdirWithStats(path);
+        const base = path === '/' ? '' : path;
+        const paths: string[] = [];
+        const stats: BigIntStats[] = [];
+        for (const e of listed) {
+          if (e.stat === undefined) continue;
+          paths.push(`${base}/${e.name}`);
+          stats.push(e.stat);
+        }
+        cache.prefill(gen, paths, stats);
+        return listed.map((e) => e.name);
+      }, (names) => [names]);
     },
 
     readlink(path: string, cb: FuseCallback): void {
@@ -246,5 +273,5 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last, calls: () => ({ ...calls }) };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last, calls: () => ({ ...calls }), useAttrCache: (c) => void (attrCache = c) };
 }

@@ -85,5 +85,5 @@ export function makeReverseOperations(view: ReverseView, log: Logger): FuseOpera
     },
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last, calls: () => ({ ...calls }) };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last, calls: () => ({ ...calls }), useAttrCache: () => undefined };
 }

@@ -258,6 +258,32 @@ export class Vault {
   }
 
   async readdir(path: string): Promise<string[]> {
+    return (await this.listing(path)).entries.map((e) => e.name);
+  }
+
+  /**
+   * readdir plus each entry's attributes as stat() would give them, read in
+   * the same pass (a mount hands them to the kernel's coming lookups).
+   * Symlinks get none: their size needs the target decrypted.
+   */
+  async readdirWithStats(path: string): Promise<{ name: string; stat?: BigIntStats }[]> {
+    const { dir, entries } = await this.listing(path);
+    const layout = this.ciphers.content.layout;
+    const out: { name: string; stat?: BigIntStats }[] = [];
+    for (const { name, diskName } of entries) {
+      const st = await fsx.lstat(join(dir, diskName), { bigint: true }).catch(() => null);
+      if (st === null || st.isSymbolicLink()) {
+        out.push({ name });
+        continue;
+      }
+      if (st.isFile()) setSize(st, cipherSizeToPlainSize(layout, Number(st.size)));
+      out.push({ name, stat: st });
+    }
+    return out;
+  }
+
+  /** The visible entries of a directory: plaintext name and name on disk. */
+  private async listing(path: string): Promise<{ dir: string; entries: { name: string; diskName: string }[] }> {
     const dir = await this.resolve(path, 'scandir');
     let names: string[];
     try {
@@ -268,12 +294,13 @@ export class Vault {
     const isRoot = dir === this.cipherdir;
     const codec = this.ciphers.names;
     if (!codec) {
-      return names.filter((n) => !(isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')));
+      const visible = names.filter((n) => !(isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')));
+      return { dir, entries: visible.map((n) => ({ name: n, diskName: n })) };
     }
     const iv = await this.mapper.dirIV(dir).catch((err: unknown) => {
       throw this.plainError(err, 'scandir', path);
     });
-    const out: string[] = [];
+    const entries: { name: string; diskName: string }[] = [];
     for (const n of names) {
       if (isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')) continue;
       if (this.format.dirIV && n === DIRIV_NAME) continue;
@@ -293,9 +320,9 @@ export class Vault {
         this.log.warn(`${join(dir, n)}: name does not decrypt, hidden`);
         continue;
       }
-      out.push(plain.toString('utf8'));
+      entries.push({ name: plain.toString('utf8'), diskName: n });
     }
-    return out;
+    return { dir, entries };
   }
 
   async chmod(path: string, mode: number): Promise<void> {
