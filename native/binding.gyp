@@ -42,6 +42,21 @@
       "defines": [
         "NAPI_VERSION=8"
       ]
+    },
+    {
+      "target_name": "tscryptfs_sys",
+      "sources": [
+        "src/sys.c"
+      ],
+      "cflags": [
+        "-O2",
+        "-std=gnu99",
+        "-Wall",
+        "-Wextra"
+      ],
+      "defines": [
+        "NAPI_VERSION=8"
+      ]
     }
   ]
 }

@@ -3,7 +3,8 @@
  * Builds the optional native addons with node-gyp: AEGIS (native/ →
  * native/build/Release/tscryptfs_aegis.node) and batched AES-256-GCM /
  * XChaCha20-Poly1305 through node's own OpenSSL (tscryptfs_batch.node,
- * src/crypto/native-batch.ts). Meant as the package's `install` script; it
+ * src/crypto/native-batch.ts), and fallocate(2) for preallocating cipher
+ * blocks (tscryptfs_sys.node, src/util/native-sys.ts). Meant as the package's `install` script; it
  * NEVER fails the install: without a compiler, Python, make or Node headers
  * it prints one line and exits 0, and tscryptfs uses its TypeScript AEGIS
  * and per-block node:crypto instead (the same bytes).
@@ -86,7 +87,11 @@ try {
   );
   if (check.status !== 0) done(`native AEGIS built but does not load, using TypeScript: ${(check.stderr || '').split('\n')[0]}`);
   const batch = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(join(nativeDir, 'build', 'Release', 'tscryptfs_batch.node'))})`]);
-  done(`native AEGIS built (${check.stdout.trim()}); batched AES-GCM/XChaCha ${batch.status === 0 ? 'built' : 'not usable, using node:crypto per block'}`);
+  const sys = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(join(nativeDir, 'build', 'Release', 'tscryptfs_sys.node'))})`]);
+  done(
+    `native AEGIS built (${check.stdout.trim()}); batched AES-GCM/XChaCha ${batch.status === 0 ? 'built' : 'not usable, using node:crypto per block'}; ` +
+      `fallocate ${sys.status === 0 ? 'built' : 'not usable, writes are not preallocated'}`,
+  );
 } catch (err) {
   done(`native AEGIS not built (${err instanceof Error ? err.message : String(err)}), using TypeScript`);
 }

@@ -14,6 +14,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const VERSION = '2.2.6';
+/** The patch's level: fuse_native_patched in the binding and index.js. */
+const LEVEL = 5;
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const patchFile = join(root, 'patches', `fuse-native+${VERSION}.patch`);
 const log = (m) => console.log(`tscryptfs: fuse-native: ${m}`);
@@ -30,7 +32,11 @@ function main() {
   if (version !== VERSION) throw new Error(`version ${version} installed, the patch is for ${VERSION}`);
   const run = (cmd, args) => execFileSync(cmd, args, { cwd: pkgDir, stdio: ['ignore', 'inherit', 'inherit'] });
 
-  const isPatched = () => readFileSync(join(pkgDir, 'index.js'), 'utf8').includes('fuse_native_patched');
+  const indexJs = () => readFileSync(join(pkgDir, 'index.js'), 'utf8');
+  const isPatched = () => indexJs().includes(`fuse_native_patched !== ${LEVEL})`);
+  if (!isPatched() && indexJs().includes('fuse_native_patched')) {
+    throw new Error(`an older tscryptfs patch is applied; remove node_modules/fuse-native and run npm ci again`);
+  }
   if (!isPatched()) run('patch', ['-p1', '--forward', '--batch', '--no-backup-if-mismatch', '-i', patchFile]);
   if (!isPatched()) throw new Error('patching failed');
   // Never fall back to the unpatched prebuilt binaries.
@@ -39,7 +45,7 @@ function main() {
   const binary = join(pkgDir, 'build', 'Release', 'fuse.node');
   const loadsPatched = () => {
     try {
-      execFileSync(process.execPath, ['-e', `process.exit(require(${JSON.stringify(binary)}).fuse_native_patched === 2 ? 0 : 1)`], { stdio: 'ignore' });
+      execFileSync(process.execPath, ['-e', `process.exit(require(${JSON.stringify(binary)}).fuse_native_patched === ${LEVEL} ? 0 : 1)`], { stdio: 'ignore' });
       return true;
     } catch {
       return false;

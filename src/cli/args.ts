@@ -17,6 +17,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { CliError, EXIT } from './exit-codes.js';
 import { goQuote, PROGRAM_NAME } from './output.js';
+import { redactArgs } from './redact.js';
 
 export type FlagKind = 'bool' | 'string' | 'int' | 'uint8' | 'duration' | 'list';
 
@@ -51,7 +52,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'init', kind: 'bool', status: 'ok', help: 'Initialize an empty CIPHERDIR' },
   { name: 'info', kind: 'bool', status: 'ok', help: 'Print the settings stored in the config file of CIPHERDIR' },
   { name: 'passwd', kind: 'bool', status: 'ok', help: 'Change the password (re-wrap the master key)' },
-  { name: 'fsck', kind: 'bool', status: 'unimplemented', help: 'Check CIPHERDIR for corruption (not implemented yet)' },
+  { name: 'fsck', kind: 'bool', status: 'ok', help: 'Check CIPHERDIR for corruption (read-only; exit code 26 when problems are found)' },
   { name: 'speed', kind: 'bool', status: 'ok', help: 'Measure the encryption speed of every cipher and backend' },
   { name: 'version', kind: 'bool', status: 'ok', help: 'Print the version and exit' },
   { name: 'help', kind: 'bool', aliases: ['h'], status: 'ok', help: 'Print the short help text' },
@@ -159,9 +160,9 @@ export function list(a: ParsedArgs, name: string): string[] {
   return Array.isArray(v) ? v : [];
 }
 
-/** Go's %q of the whole command line, as in gocryptfs's "Invalid command line" message. */
+/** Go's %q of the whole command line, as in gocryptfs's "Invalid command line" message; secrets redacted. */
 export function prettyArgs(argv: readonly string[]): string {
-  return [PROGRAM_NAME, ...argv].map(goQuote).join(' ');
+  return [PROGRAM_NAME, ...redactArgs(argv)].map(goQuote).join(' ');
 }
 
 function usageError(argv: readonly string[], detail: string): CliError {

@@ -3,8 +3,9 @@
  * user typed checks everything and reads the password, then starts a
  * detached child that mounts. The command returns once the child reports
  * the mount ready (exit 0) or has failed (with the child's exit code).
- * The plan, master key included, travels over the private IPC channel,
- * never on the command line or in the environment.
+ * The plan, master key included, travels over the private IPC channel as
+ * bytes (zeroed on both sides once used), never on the command line or in
+ * the environment.
  */
 import { spawn } from 'node:child_process';
 import { CliError, EXIT } from './exit-codes.js';
@@ -30,6 +31,8 @@ export function runInBackground(plan: ServePlan, opts: { nosyslog: boolean; quie
     const child = spawn(process.execPath, [process.argv[1]!], {
       detached: true,
       stdio: ['ignore', stdio, stdio, 'ipc'],
+      // Structured clone instead of JSON: the master key crosses as bytes, not as a hex string we could not wipe.
+      serialization: 'advanced',
       env: { ...process.env, [DAEMON_ENV]: '1' },
     });
     child.stdout?.pipe(process.stdout, { end: false });
@@ -60,7 +63,8 @@ export function runInBackground(plan: ServePlan, opts: { nosyslog: boolean; quie
       finish(new CliError(code ?? EXIT.Other, code === null ? `the background process died (${signal})` : ''));
     });
     const msg: ParentMessage = { plan, nosyslog: opts.nosyslog, quiet: opts.quiet };
-    child.send(msg);
+    child.send(msg); // serialized synchronously: our copy of the key can go now
+    plan.masterKey.fill(0);
   });
 }
 

@@ -33,6 +33,7 @@ Common options (use -hh to show all):
   -masterkey HEX     Use the master key instead of the password ("stdin" reads it)
   -h, -help          This short help text
   -hh                Long help text with all options
+  -fsck              Check an encrypted directory for corruption
   -init              Initialize an encrypted directory
   -info              Display information about an encrypted directory
   -passwd            Change the password
@@ -41,8 +42,8 @@ Common options (use -hh to show all):
   -version           Print version information
   --                 Stop option parsing
 
--fsck is not implemented yet. tscryptfs-xray inspects cipher files, dumps the
-master key and translates paths through a control socket.
+tscryptfs-xray inspects cipher files, dumps the master key and translates
+paths through a control socket.
 `;
 
 const NOTES = `

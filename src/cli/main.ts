@@ -6,6 +6,7 @@
  *   -info                     info.ts
  *   -init                     init.ts
  *   -passwd                   passwd.ts
+ *   -fsck                     fsck.ts
  *   CIPHERDIR MOUNTPOINT      mount.ts
  *
  * A new action is one more entry in ACTIONS plus its file.
@@ -19,12 +20,14 @@ import { bool, FLAGS, list, parseArgs, parseGoBool, prettyArgs, str, type Parsed
 import type { Action, CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { helpLong, helpShort } from './help.js';
+import { runFsck } from './fsck.js';
 import { runInfo } from './info.js';
 import { runInit } from './init.js';
 import { runMount } from './mount.js';
 import { DAEMON_ENV, runDaemonChild } from './daemon.js';
 import { describeError, Output, PROGRAM_NAME } from './output.js';
 import { runPasswd } from './passwd.js';
+import { scrubProcessArgv } from './redact.js';
 import { runSpeed } from './speed.js';
 import { printVersion } from './version.js';
 
@@ -33,14 +36,8 @@ const ACTIONS: ReadonlyArray<{ flag: string; run: Action }> = [
   { flag: 'info', run: runInfo },
   { flag: 'init', run: runInit },
   { flag: 'passwd', run: runPasswd },
-  { flag: 'fsck', run: notImplemented('-fsck') },
+  { flag: 'fsck', run: runFsck },
 ];
-
-function notImplemented(what: string): Action {
-  return async () => {
-    throw new CliError(EXIT.Usage, `${what} is not implemented yet`);
-  };
-}
 
 /** -openssl=auto|true|false → our backend (auto and true: node:crypto). */
 function backendFromArgs(args: ParsedArgs): BackendName {
@@ -201,7 +198,9 @@ export function run(): void {
       throw err;
     });
   }
-  main(process.argv.slice(2)).then(
+  const argv = process.argv.slice(2);
+  scrubProcessArgv(argv);
+  main(argv).then(
     (code) => {
       process.exitCode = code;
     },

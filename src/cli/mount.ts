@@ -80,7 +80,7 @@ async function checkCtlSock(ctx: CliContext): Promise<string | null> {
 }
 
 /** Format settings from -aessiv / -xchacha / ... when the config is bypassed. */
-function formatFromFlags(ctx: CliContext): FormatOptions {
+export function formatFromFlags(ctx: CliContext): FormatOptions {
   const a = ctx.args;
   // -reverse implies -aessiv.
   const ciphers = (['aessiv', 'xchacha', 'aegis'] as const).filter((c) => bool(a, c) || (c === 'aessiv' && bool(a, 'reverse')));
@@ -173,6 +173,7 @@ function mountOptions(ctx: CliContext): MountOptions {
     kernelCache: bool(a, 'kernel_cache'),
     ...(fsname !== '' && { fsname }),
     extraOptions: extra,
+    attrCache: !bool(a, 'sharedstorage'),
     dev: bool(a, 'dev') && !bool(a, 'nodev'),
     suid: bool(a, 'suid') && !bool(a, 'nosuid'),
     exec: !bool(a, 'noexec'),
@@ -185,9 +186,10 @@ function servePlan(ctx: CliContext, plan: MountPlan): ServePlan {
     cipherdir: plan.cipherdir,
     mountpoint: plan.mountpoint,
     format: plan.format,
-    masterKeyHex: plan.masterKey.toString('hex'),
+    masterKey: Buffer.from(plan.masterKey),
     backend: ctx.backend,
     readOnly: bool(ctx.args, 'ro'),
+    noPrealloc: bool(ctx.args, 'noprealloc'),
     mount: mountOptions(ctx),
     idleMs: num(ctx.args, 'idle'),
   };

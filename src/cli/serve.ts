@@ -4,6 +4,7 @@
  * answered), -idle unmounts after a quiet period, and the process then
  * exits 0. Used by the foreground mount and by the background daemon.
  */
+import { writeFileSync } from 'node:fs';
 import { loadFuse, mountReverse, mountVault, type MountOptions, type Mounted } from '../fuse/index.js';
 import { Excluder, ReverseView } from '../reverse/index.js';
 import type { ReverseSettings } from './reverse-settings.js';
@@ -14,14 +15,17 @@ import type { FormatOptions } from '../config/index.js';
 import type { BackendName } from '../crypto/index.js';
 import { CliError, EXIT } from './exit-codes.js';
 
-/** Everything a mount process needs; plain data so it can cross to the daemon. */
+/** Everything a mount process needs; plain data so it can cross to the daemon (structured clone: the key stays bytes). */
 export interface ServePlan {
   cipherdir: string;
   mountpoint: string;
   format: FormatOptions;
-  masterKeyHex: string;
+  /** 32 bytes; zeroed by startServing once the vault has its own copy. */
+  masterKey: Uint8Array;
   backend: BackendName;
   readOnly: boolean;
+  /** -noprealloc */
+  noPrealloc: boolean;
   mount: MountOptions;
   /** Unmount after this many milliseconds without activity and open files (0 = never). */
   idleMs: number;
@@ -32,7 +36,7 @@ export interface ServePlan {
 }
 
 /** The object behind a mount: a Vault, or a reverse view (which has nothing to close). */
-async function openBacking(plan: ServePlan, key: Buffer, log: Logger, mknod: (path: string, mode: number, dev: number) => number): Promise<{ mount: () => Promise<Mounted>; close: () => Promise<void>; paths: PathTranslator }> {
+async function openBacking(plan: ServePlan, key: Uint8Array, log: Logger, mknod: (path: string, mode: number, dev: number) => number): Promise<{ mount: () => Promise<Mounted>; close: () => Promise<void>; paths: PathTranslator }> {
   const r = plan.reverse;
   if (r) {
     const excluded = r.exclude.length + r.excludeWildcard.length + r.excludeFromContents.length > 0;
@@ -47,7 +51,7 @@ async function openBacking(plan: ServePlan, key: Buffer, log: Logger, mknod: (pa
     });
     return { mount: () => mountReverse(view, plan.mountpoint, plan.mount, log), close: async () => undefined, paths: view };
   }
-  const vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, logger: log, mknod });
+  const vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, noPrealloc: plan.noPrealloc, logger: log, mknod });
   return { mount: () => mountVault(vault, plan.mountpoint, plan.mount, log), close: () => vault.close(), paths: vault };
 }
 
@@ -59,12 +63,11 @@ export async function startServing(plan: ServePlan, log: Logger): Promise<{ moun
   } catch (err) {
     throw new CliError(EXIT.FuseNewServer, `fuse: ${(err as Error).message}`);
   }
-  const key = Buffer.from(plan.masterKeyHex, 'hex');
   let backing: Awaited<ReturnType<typeof openBacking>>;
   try {
-    backing = await openBacking(plan, key, log, Fuse.mknod);
+    backing = await openBacking(plan, plan.masterKey, log, Fuse.mknod);
   } finally {
-    key.fill(0);
+    plan.masterKey.fill(0);
   }
   let ctlsock: CtlSock | null = null;
   if (plan.ctlsock) {
@@ -119,6 +122,21 @@ export async function startServing(plan: ServePlan, log: Logger): Promise<{ moun
     await Promise.all(mounted.operations.handles.all().map((f) => f.close().catch(() => undefined)));
     await ctlsock?.close();
     await backing.close();
+    writeCallCounts(mounted.operations.calls(), log);
   });
   return { mounted, done };
+}
+
+/**
+ * TSCRYPTFS_OPSTATS=FILE: at unmount, the number of calls per FUSE operation
+ * that reached JS, as JSON (to see what a workload costs in round trips).
+ */
+function writeCallCounts(calls: Record<string, number>, log: Logger): void {
+  const file = process.env.TSCRYPTFS_OPSTATS;
+  if (!file) return;
+  try {
+    writeFileSync(file, `${JSON.stringify(calls)}\n`);
+  } catch (err) {
+    log.warn(`TSCRYPTFS_OPSTATS: cannot write ${file}: ${(err as Error).message}`);
+  }
 }

@@ -90,12 +90,13 @@ export class ContentCipher {
    * buffer: one CSPRNG draw for every nonce, one output allocation, and one
    * AEAD call for the whole run when the AEAD has a batch call (AEGIS).
    */
-  sealBlocks(first: number, fileId: Uint8Array, plain: Uint8Array): Buffer {
+  sealBlocks(first: number, fileId: Uint8Array, plain: Uint8Array, into?: Buffer): Buffer {
     const count = Math.ceil(plain.length / BLOCK_SIZE);
     const nonces = randomFillSync(Buffer.allocUnsafe(count * this.nonceSize));
     const aads = this.blockAads(first, count, fileId);
     // Every byte of `out` is written (nonce, ciphertext, tag), so it need not be zeroed first.
-    const out = Buffer.allocUnsafe(plain.length + count * this.layout.overhead);
+    const sealedLen = plain.length + count * this.layout.overhead;
+    const out = into !== undefined && into.length >= sealedLen ? into.subarray(0, sealedLen) : Buffer.allocUnsafe(sealedLen);
     if (this.aead.sealBlocks !== undefined && count > 0) {
       this.aead.sealBlocks(nonces, plain, aads, BLOCK_SIZE, out);
       return out;
@@ -114,16 +115,24 @@ export class ContentCipher {
     return out;
   }
 
+  /** Plaintext bytes in `cipher`, a run of whole blocks with a possibly shorter last one. */
+  plainLength(cipher: Uint8Array): number {
+    const count = Math.ceil(cipher.length / this.layout.cipherBlockSize);
+    return Math.max(0, cipher.length - count * this.layout.overhead);
+  }
+
   /**
    * Opens consecutive cipher blocks starting at block `first`. Stops at the
-   * first bad block and throws BlockError naming it.
+   * first bad block and throws BlockError naming it. With `out`, of
+   * exactly plainLength(cipher) bytes, the plaintext goes there (a read
+   * lands in the caller's buffer without a copy).
    */
-  openBlocks(first: number, fileId: Uint8Array, cipher: Uint8Array): Buffer {
+  openBlocks(first: number, fileId: Uint8Array, cipher: Uint8Array, out?: Uint8Array): Buffer {
     const { cipherBlockSize } = this.layout;
     if (this.aead.openBlocks !== undefined && this.batchable(cipher)) {
       const count = Math.ceil(cipher.length / cipherBlockSize);
       try {
-        const plain = this.aead.openBlocks(cipher, this.blockAads(first, count, fileId), BLOCK_SIZE);
+        const plain = this.aead.openBlocks(cipher, this.blockAads(first, count, fileId), BLOCK_SIZE, out);
         return Buffer.from(plain.buffer, plain.byteOffset, plain.length);
       } catch (err) {
         const k = (err as { blockIndex?: unknown }).blockIndex;
@@ -135,7 +144,13 @@ export class ContentCipher {
     for (let off = 0, n = first; off < cipher.length; off += cipherBlockSize, n++) {
       parts.push(this.openBlock(n, fileId, cipher.subarray(off, Math.min(off + cipherBlockSize, cipher.length))));
     }
-    return Buffer.concat(parts);
+    if (out === undefined) return Buffer.concat(parts);
+    let pos = 0;
+    for (const p of parts) {
+      out.set(p, pos);
+      pos += p.length;
+    }
+    return Buffer.from(out.buffer, out.byteOffset, pos);
   }
 
   /**

@@ -53,9 +53,10 @@ export interface Aead {
   /**
    * Optional batch form of `open` for what `sealBlocks` produced. Throws
    * EAUTH with `blockIndex` set to the first bad block; never returns
-   * partial plaintext.
+   * partial plaintext. With `out` (exactly the result's size) the
+   * plaintext is written there, and `out` is zeroed when a block fails.
    */
-  openBlocks?(sealed: Uint8Array, aads: Uint8Array, blockSize?: number): Uint8Array;
+  openBlocks?(sealed: Uint8Array, aads: Uint8Array, blockSize?: number, out?: Uint8Array): Uint8Array;
 }
 
 /** Error raised when a tag does not verify. */

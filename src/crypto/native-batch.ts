@@ -61,12 +61,15 @@ export function nativeBatchCalls(cipher: BatchCipher, key: Uint8Array, nonceSize
       b.sealBlocks(cipher, raw, nonces, plaintext, blockSize, aads, aadLen(aads, count), o);
       return o;
     },
-    openBlocks(sealed, aads, blockSize = 4096) {
+    openBlocks(sealed, aads, blockSize = 4096, out) {
       const count = Math.ceil(sealed.length / (blockSize + perBlock));
-      const out = Buffer.allocUnsafe(sealed.length - count * perBlock);
-      const bad = b.openBlocks(cipher, raw, sealed, blockSize + perBlock, aads, aadLen(aads, count), out);
-      if (bad >= 0) throw Object.assign(authError(`block ${bad} failed authentication`), { blockIndex: bad });
-      return out;
+      const o = out ?? Buffer.allocUnsafe(sealed.length - count * perBlock);
+      const bad = b.openBlocks(cipher, raw, sealed, blockSize + perBlock, aads, aadLen(aads, count), o);
+      if (bad >= 0) {
+        o.fill(0); // the bad block's bytes were never authenticated
+        throw Object.assign(authError(`block ${bad} failed authentication`), { blockIndex: bad });
+      }
+      return o;
     },
   };
 }

@@ -1,8 +1,9 @@
 /**
  * The one place that loads fuse-native. We need the build patched by
  * scripts/patch-fuse-native.mjs at install time (utimens, fgetattr, create
- * flags, 64-bit inodes, the 'unmount' event, no 15 s timeout); an
- * unpatched or missing build is refused with the reason.
+ * flags, 64-bit inodes, the 'unmount' event, no 15 s timeout, the
+ * security.capability short-cut); an unpatched or missing build is refused
+ * with the reason.
  */
 import { createRequire } from 'node:module';
 import type { EventEmitter } from 'node:events';

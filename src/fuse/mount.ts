@@ -24,6 +24,12 @@ export interface MountOptions {
   exec?: boolean;
   /** libfuse's own debug output (-fusedebug). */
   debug?: boolean;
+  /**
+   * Answer repeated getattrs from results under a second old, emptied by
+   * every change this mount makes (default true; off for -sharedstorage:
+   * see Documentation/fuse-native.md).
+   */
+  attrCache?: boolean;
   /** The type shown as fuse.<subtype> (default tscryptfs). */
   subtype?: string;
 }
@@ -73,6 +79,10 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     bigWrites: true,
     maxWrite: MAX_WRITE,
     useIno: true,
+    // Answered in C: the kernel asks for security.capability before every
+    // write, and a trip to JS for that doubled the requests of a dd.
+    rejectCapability: !(o.suid ?? false),
+    attrCache: o.attrCache ?? true,
     allowOther: o.allowOther ?? false,
     kernelCache: o.kernelCache ?? false,
     fsname: o.fsname ?? source,

@@ -2,6 +2,13 @@
  * fuse-native callbacks → Vault calls. Each operation is a thin wrapper:
  * run the Vault method, answer with 0/value or a negative errno. Nothing
  * here knows about encryption.
+ *
+ * Not implemented on purpose, to save a trip to JS per call: flush (writes
+ * reach the cipher file before write() returns, so close has nothing to
+ * push; libfuse answers ENOSYS once and the kernel stops asking), opendir
+ * and releasedir (directories hold no handle here; the kernel only opens
+ * what getattr called a directory, and readdir reports a directory that
+ * has gone since).
  */
 import { constants as C, type BigIntStats } from 'node:fs';
 import { constants as OS } from 'node:os';
@@ -31,19 +38,39 @@ export interface FuseOperations {
   handles: HandleTable<Closable>;
   /** Milliseconds since the epoch of the last operation (for -idle). */
   lastActivity(): number;
+  /** How many times each operation came to JS (what the patched binding answers itself is not counted). */
+  calls(): Record<string, number>;
 }
 
 export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger): FuseOperations {
   const handles = new HandleTable();
   let last = Date.now();
+  const calls: Record<string, number> = {};
+  const arrived = (op: string): void => {
+    last = Date.now();
+    calls[op] = (calls[op] ?? 0) + 1;
+  };
 
   /** Runs `work` and answers the callback: 0 (plus a value) on success, -errno on failure. */
   const answer = <T>(op: string, path: string, cb: FuseCallback, work: () => Promise<T>, reply?: (v: T) => unknown[]): void => {
-    last = Date.now();
+    arrived(op);
     work().then(
       (v) => cb(0, ...(reply ? reply(v) : [])),
       (err: unknown) => cb(toErrno(err, op, path, log)),
     );
+  };
+  /**
+   * Like `answer`, for the operations libfuse2 follows with a getattr of the
+   * same path (chmod, chown, utimens, truncate, mkdir, mknod, symlink, link):
+   * the attributes go back with the result, and the patched binding answers
+   * that getattr without another trip here. A failing stat only means the
+   * getattr comes here after all.
+   */
+  const answerWithStat = (op: string, path: string, cb: FuseCallback, work: () => Promise<unknown>, stat: () => Promise<BigIntStats> = () => vault.stat(path, { bigint: true })): void => {
+    answer(op, path, cb, async () => {
+      await work();
+      return stat().catch(() => undefined);
+    }, (st) => [st]);
   };
   const fail = (cb: FuseCallback, code: 'EPERM' | 'EOPNOTSUPP'): void => cb(-OS.errno[code]);
   const handle = (fh: number) => {
@@ -91,17 +118,6 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       answer('readdir', path, cb, () => vault.readdir(path), (names) => [names]);
     },
 
-    opendir(path: string, _flags: number, cb: FuseCallback): void {
-      answer('opendir', path, cb, async () => {
-        const st = await vault.stat(path);
-        if (!st.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
-      }, () => [0]);
-    },
-
-    releasedir(_path: string, _fh: number, cb: FuseCallback): void {
-      cb(0);
-    },
-
     readlink(path: string, cb: FuseCallback): void {
       answer('readlink', path, cb, () => vault.readlink(path), (t) => [t]);
     },
@@ -113,28 +129,26 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     create(path: string, mode: number, flags: number, cb: FuseCallback): void {
       answer('create', path, cb, async () => {
         const f = await vault.open(path, (flags & ~(C.O_APPEND | C.O_TRUNC)) | C.O_CREAT, mode & 0o7777);
-        return handles.add(f);
-      }, (fh) => [fh]);
+        const fh = handles.add(f);
+        // The attributes for the fgetattr libfuse makes next (see answerWithStat).
+        return { fh, st: await f.stat({ bigint: true }).catch(() => undefined) };
+      }, ({ fh, st }) => [fh, st]);
     },
 
     read(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
-      last = Date.now();
-      (async () => handle(fh).read(len, pos))().then(
-        (data) => cb(data.copy(buf, 0, 0, Math.min(data.length, len))),
+      arrived('read');
+      (async () => handle(fh).readInto(buf, len, pos))().then(
+        (n) => cb(n),
         (err: unknown) => cb(toErrno(err, 'read', path, log)),
       );
     },
 
     write(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
-      last = Date.now();
+      arrived('write');
       (async () => handle(fh).write(buf.subarray(0, len), pos))().then(
         (n) => cb(n),
         (err: unknown) => cb(toErrno(err, 'write', path, log)),
       );
-    },
-
-    flush(path: string, fh: number, cb: FuseCallback): void {
-      answer('flush', path, cb, async () => void handle(fh));
     },
 
     fsync(path: string, datasync: number, fh: number, cb: FuseCallback): void {
@@ -152,11 +166,13 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     truncate(path: string, size: number, cb: FuseCallback): void {
-      answer('truncate', path, cb, () => vault.truncate(path, size));
+      answerWithStat('truncate', path, cb, () => vault.truncate(path, size));
     },
 
     ftruncate(path: string, fh: number, size: number, cb: FuseCallback): void {
-      answer('ftruncate', path, cb, () => (handles.get(fh) ? handle(fh).truncate(size) : vault.truncate(path, size)));
+      const f = handles.get(fh);
+      if (!f) return answerWithStat('ftruncate', path, cb, () => vault.truncate(path, size));
+      answerWithStat('ftruncate', path, cb, () => f.truncate(size), () => f.stat({ bigint: true }));
     },
 
     unlink(path: string, cb: FuseCallback): void {
@@ -168,15 +184,15 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     link(existing: string, newPath: string, cb: FuseCallback): void {
-      answer('link', newPath, cb, () => vault.link(existing, newPath));
+      answerWithStat('link', newPath, cb, () => vault.link(existing, newPath));
     },
 
     symlink(target: string, path: string, cb: FuseCallback): void {
-      answer('symlink', path, cb, () => vault.symlink(target, path));
+      answerWithStat('symlink', path, cb, () => vault.symlink(target, path));
     },
 
     mkdir(path: string, mode: number, cb: FuseCallback): void {
-      answer('mkdir', path, cb, () => vault.mkdir(path, mode & 0o7777));
+      answerWithStat('mkdir', path, cb, () => vault.mkdir(path, mode & 0o7777));
     },
 
     rmdir(path: string, cb: FuseCallback): void {
@@ -186,20 +202,20 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     mknod(path: string, mode: number, dev: number, cb: FuseCallback): void {
       const type = mode & C.S_IFMT;
       if ((type === C.S_IFCHR || type === C.S_IFBLK) && !opts.dev) return fail(cb, 'EPERM');
-      answer('mknod', path, cb, () => vault.mknod(path, mode, dev));
+      answerWithStat('mknod', path, cb, () => vault.mknod(path, mode, dev));
     },
 
     chmod(path: string, mode: number, cb: FuseCallback): void {
-      answer('chmod', path, cb, () => vault.chmod(path, mode & 0o7777));
+      answerWithStat('chmod', path, cb, () => vault.chmod(path, mode & 0o7777));
     },
 
     chown(path: string, uid: number, gid: number, cb: FuseCallback): void {
-      answer('chown', path, cb, () => vault.chown(path, uid, gid));
+      answerWithStat('chown', path, cb, () => vault.chown(path, uid, gid));
     },
 
     /** Times as [seconds, nanoseconds]; null leaves that time as it is. Exact, unlike fs.utimes. */
     utimens(path: string, atime: FuseTime, mtime: FuseTime, cb: FuseCallback): void {
-      answer('utimens', path, cb, async () => {
+      answerWithStat('utimens', path, cb, async () => {
         if (vault.readOnly) throw Object.assign(new Error('read-only'), { code: 'EROFS' });
         const rc = opts.utimensat(await vault.cipherPath(path), atime, mtime);
         if (rc !== 0) throw Object.assign(new Error('utimensat failed'), { errno: rc });
@@ -225,5 +241,5 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last, calls: () => ({ ...calls }) };
 }

@@ -15,9 +15,11 @@ import type { FuseOperations } from './operations.js';
 export function makeReverseOperations(view: ReverseView, log: Logger): FuseOperations {
   const handles = new HandleTable<ReverseFile>();
   let last = Date.now();
+  const calls: Record<string, number> = {};
 
   const answer = <T>(op: string, path: string, cb: FuseCallback, work: () => Promise<T>, reply?: (v: T) => unknown[]): void => {
     last = Date.now();
+    calls[op] = (calls[op] ?? 0) + 1;
     work().then(
       (v) => cb(0, ...(reply ? reply(v) : [])),
       (err: unknown) => cb(toErrno(err, op, path, log)),
@@ -67,6 +69,7 @@ export function makeReverseOperations(view: ReverseView, log: Logger): FuseOpera
     },
     read(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
       last = Date.now();
+      calls.read = (calls.read ?? 0) + 1;
       (async () => handle(fh).read(len, pos))().then(
         (data) => cb(data.copy(buf, 0, 0, Math.min(data.length, len))),
         (err: unknown) => cb(toErrno(err, 'read', path, log)),
@@ -82,5 +85,5 @@ export function makeReverseOperations(view: ReverseView, log: Logger): FuseOpera
     },
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last, calls: () => ({ ...calls }) };
 }

@@ -15,14 +15,22 @@ export interface CodedError extends Error {
 
 const errnoTable = constants.errno as Record<string, number>;
 
-/** Builds an Error whose message reads like Node's own fs errors. */
+/**
+ * Builds an Error whose message reads like Node's own fs errors. It has no
+ * stack trace: these are answers (ENOENT for a lookup, ENODATA for an
+ * absent xattr), made thousands of times a second under a mount, and
+ * capturing a stack is most of their cost.
+ */
 export function fsError(code: string, syscall?: string, path?: string, detail?: string): CodedError {
   const parts = [code];
   if (detail) parts.push(detail);
   let msg = parts.join(': ');
   if (syscall) msg += `, ${syscall}`;
   if (path !== undefined) msg += ` '${path}'`;
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   const err = new Error(msg) as CodedError;
+  Error.stackTraceLimit = limit;
   err.code = code;
   const errno = errnoTable[code];
   if (errno !== undefined) err.errno = errno;

@@ -31,16 +31,19 @@ export const openFd = async (path: string, flags: number, mode?: number): Promis
 export const fsync = promisify(fs.fsync);
 export const fdatasync = promisify(fs.fdatasync);
 
-/** Reads up to `length` bytes at `position`; fewer only at end of file. */
-export async function preadFull(fd: number, length: number, position: number): Promise<Buffer> {
-  const buf = Buffer.allocUnsafe(length);
+/**
+ * Reads up to `length` bytes at `position`; fewer only at end of file. Into
+ * `into` (at least `length` bytes) when given, else into a new buffer.
+ */
+export async function preadFull(fd: number, length: number, position: number, into?: Buffer): Promise<Buffer> {
+  const buf = into ?? Buffer.allocUnsafe(length);
   let done = 0;
   while (done < length) {
     const n = await read(fd, buf, done, length - done, position + done);
     if (n === 0) break;
     done += n;
   }
-  return done === length ? buf : buf.subarray(0, done);
+  return done === buf.length ? buf : buf.subarray(0, done);
 }
 
 export async function pwriteFull(fd: number, data: Uint8Array, position: number): Promise<void> {

@@ -5,9 +5,11 @@
  */
 import { BLOCK_SIZE, HEADER_LEN, blockNo, blockRange, cipherOffOfBlock, cipherSizeToPlainSize, plainSizeToCipherSize, newHeader, parseHeader, BlockError, type ContentCipher } from '../content/index.js';
 import type { Logger } from '../util/logger.js';
-import { fsError } from '../util/errors.js';
+import { fsError, hasCode } from '../util/errors.js';
+import type { Preallocator } from './prealloc.js';
 import { fstat, ftruncate, preadFull, pwriteFull } from './fd-io.js';
 import type { FileState } from './file-state.js';
+import type { BufferPool } from './buffer-pool.js';
 
 /** One open cipher file: its descriptor, shared state and what we need to report problems. */
 export interface ContentFile {
@@ -17,6 +19,10 @@ export interface ContentFile {
   /** The cipher path, for log lines. */
   cipherPath: string;
   log: Logger;
+  /** Where ciphertext is read into and sealed into (the vault's, shared by its files). */
+  buffers: BufferPool;
+  /** Reserves space before each write (absent: no preallocation). */
+  prealloc?: Preallocator;
 }
 
 function eio(f: ContentFile, what: string): Error {
@@ -26,6 +32,12 @@ function eio(f: ContentFile, what: string): Error {
 
 export async function cipherSize(f: ContentFile): Promise<number> {
   return (await fstat(f.fd)).size;
+}
+
+/** Writes cipher bytes at `off`, their space reserved first so a full disk cannot leave half a block. */
+async function writeAt(f: ContentFile, data: Uint8Array, off: number): Promise<void> {
+  f.prealloc?.reserve(f.fd, off, data.length);
+  await pwriteFull(f.fd, data, off);
 }
 
 export async function plainSize(f: ContentFile): Promise<number> {
@@ -48,24 +60,51 @@ async function readFileId(f: ContentFile): Promise<Buffer | null> {
   return f.state.fileId;
 }
 
-/** Plaintext bytes [pos, pos+len), fewer at end of file. A bad block is EIO, logged with its number. */
-export async function readContent(f: ContentFile, pos: number, len: number): Promise<Buffer> {
-  if (len <= 0) return Buffer.alloc(0);
+/**
+ * Plaintext bytes [pos, pos+len) into `dst` (at least `len` bytes); returns
+ * how many, fewer at end of file. A bad block is EIO, logged with its
+ * number. Block-aligned reads decrypt straight into `dst`.
+ */
+export async function readContentInto(f: ContentFile, pos: number, len: number, dst: Uint8Array): Promise<number> {
+  if (len <= 0) return 0;
   const { first, last } = blockRange(pos, len);
   const l = f.cipher.layout;
-  const cipher = await preadFull(f.fd, (last - first + 1) * l.cipherBlockSize, cipherOffOfBlock(l, first));
-  if (cipher.length === 0) return Buffer.alloc(0);
+  const want = (last - first + 1) * l.cipherBlockSize;
+  const scratch = f.buffers.take(want);
+  try {
+    const cipher = await preadFull(f.fd, want, cipherOffOfBlock(l, first), scratch.subarray(0, want));
+    return await openInto(f, first, pos, len, cipher, dst);
+  } finally {
+    f.buffers.give(scratch);
+  }
+}
+
+/** readContentInto's second half: the blocks from `first` are in `cipher`. */
+async function openInto(f: ContentFile, first: number, pos: number, len: number, cipher: Buffer, dst: Uint8Array): Promise<number> {
+  if (cipher.length === 0) return 0;
+  const l = f.cipher.layout;
   const fileId = await readFileId(f);
-  if (!fileId) return Buffer.alloc(0);
+  if (!fileId) return 0;
+  const skip = pos - first * BLOCK_SIZE;
+  const plainLen = f.cipher.plainLength(cipher);
+  const direct = skip === 0 && plainLen <= dst.length;
   let plain: Buffer;
   try {
-    plain = f.cipher.openBlocks(first, fileId, cipher);
+    plain = f.cipher.openBlocks(first, fileId, cipher, direct ? dst.subarray(0, plainLen) : undefined);
   } catch (err) {
     if (err instanceof BlockError) throw eio(f, `${err.message} (cipher offset ${cipherOffOfBlock(l, err.blockNo)})`);
     throw err;
   }
-  const skip = pos - first * BLOCK_SIZE;
-  return plain.subarray(skip, skip + len);
+  const n = Math.max(0, Math.min(len, plain.length - skip));
+  if (!direct) dst.set(plain.subarray(skip, skip + n));
+  return n;
+}
+
+/** Plaintext bytes [pos, pos+len), fewer at end of file. A bad block is EIO, logged with its number. */
+export async function readContent(f: ContentFile, pos: number, len: number): Promise<Buffer> {
+  if (len <= 0) return Buffer.alloc(0);
+  const dst = Buffer.allocUnsafe(len);
+  return dst.subarray(0, await readContentInto(f, pos, len, dst));
 }
 
 /** The file ID to write with, creating a fresh header when the file has none. */
@@ -75,7 +114,7 @@ async function fileIdForWrite(f: ContentFile, cSize: number): Promise<Buffer> {
     if (id) return id;
   }
   const { header, fileId } = newHeader();
-  await pwriteFull(f.fd, header, 0);
+  await writeAt(f, header, 0);
   f.state.fileId = fileId;
   return fileId;
 }
@@ -91,7 +130,7 @@ async function writeBlocks(f: ContentFile, fileId: Buffer, pos: number, data: Ui
   const cipherOff = cipherOffOfBlock(f.cipher.layout, first);
   if (pos === start && end === pos + data.length) {
     // Whole blocks (or a new tail): nothing old to merge, seal the caller's bytes directly.
-    await pwriteFull(f.fd, f.cipher.sealBlocks(first, fileId, data), cipherOff);
+    await sealAndWrite(f, first, fileId, data, cipherOff);
     return;
   }
   const buf = Buffer.alloc(end - start);
@@ -106,7 +145,17 @@ async function writeBlocks(f: ContentFile, fileId: Buffer, pos: number, data: Ui
     await readOld(last);
   }
   buf.set(data, pos - start);
-  await pwriteFull(f.fd, f.cipher.sealBlocks(first, fileId, buf), cipherOff);
+  await sealAndWrite(f, first, fileId, buf, cipherOff);
+}
+
+/** Seals `plain` as the blocks from `first` and writes them at `cipherOff`, through a pooled buffer. */
+async function sealAndWrite(f: ContentFile, first: number, fileId: Buffer, plain: Uint8Array, cipherOff: number): Promise<void> {
+  const scratch = f.buffers.take(f.cipher.layout.cipherBlockSize * Math.ceil(plain.length / BLOCK_SIZE));
+  try {
+    await writeAt(f, f.cipher.sealBlocks(first, fileId, plain, scratch), cipherOff);
+  } finally {
+    f.buffers.give(scratch);
+  }
 }
 
 /** Pads a partial last block with zeros to a full block (keeps the only-the-last-block-is-short rule). */
@@ -116,18 +165,45 @@ async function zeroPadLastBlock(f: ContentFile, fileId: Buffer, size: number): P
   await writeBlocks(f, fileId, size, new Uint8Array(BLOCK_SIZE - partial), size);
 }
 
-/** Writes plaintext at `pos`; a write past the end leaves a hole (FORMAT.md §4.9). */
+/**
+ * Writes plaintext at `pos`; a write past the end leaves a hole (FORMAT.md
+ * §4.9). Out of space (ENOSPC from the preallocation, before any block is
+ * written), the file is put back as it was: a new header or a padded last
+ * block is undone, as gocryptfs does.
+ */
 export async function writeContent(f: ContentFile, pos: number, data: Uint8Array): Promise<void> {
   if (data.length === 0) return;
   const cSize = await cipherSize(f);
-  let size = cipherSizeToPlainSize(f.cipher.layout, cSize);
-  const fileId = await fileIdForWrite(f, cSize);
-  if (cSize <= HEADER_LEN) size = 0;
-  if (blockNo(pos) > blockNo(size)) {
-    await zeroPadLastBlock(f, fileId, size);
-    size = Math.ceil(size / BLOCK_SIZE) * BLOCK_SIZE;
+  const oldSize = cSize <= HEADER_LEN ? 0 : cipherSizeToPlainSize(f.cipher.layout, cSize);
+  try {
+    const fileId = await fileIdForWrite(f, cSize);
+    let size = oldSize;
+    if (blockNo(pos) > blockNo(size)) {
+      await zeroPadLastBlock(f, fileId, size);
+      size = Math.ceil(size / BLOCK_SIZE) * BLOCK_SIZE;
+    }
+    await writeBlocks(f, fileId, pos, data, size);
+  } catch (err) {
+    if (hasCode(err, 'ENOSPC')) await undoGrowth(f, cSize, oldSize);
+    throw err;
   }
-  await writeBlocks(f, fileId, pos, data, size);
+}
+
+/** After a failed write: back to the old cipher size (0, or the old plaintext size re-sealed). */
+async function undoGrowth(f: ContentFile, oldCipherSize: number, oldSize: number): Promise<void> {
+  try {
+    const now = await cipherSize(f);
+    if (now === oldCipherSize) return;
+    if (oldCipherSize === 0) {
+      await ftruncate(f.fd, 0);
+      f.state.fileId = null;
+    } else if (now > oldCipherSize) {
+      if (oldSize % BLOCK_SIZE === 0) await ftruncate(f.fd, oldCipherSize);
+      else await truncateContent(f, oldSize); // re-seals the padded last block at its old length
+    }
+  } catch (err) {
+    f.log.warn(`${f.cipherPath}: could not undo a write that ran out of space: ${(err as Error).message}`);
+  }
 }
 
 /** Sets the plaintext size: grows with holes, shrinks by re-sealing the new last block. */
@@ -163,5 +239,5 @@ export async function truncateContent(f: ContentFile, newSize: number): Promise<
   const keep = await readContent(f, lastOff, newSize - lastOff);
   const fileId = await readFileId(f);
   await ftruncate(f.fd, cipherOffOfBlock(l, lastBlock));
-  await pwriteFull(f.fd, f.cipher.sealBlock(lastBlock, fileId!, keep), cipherOffOfBlock(l, lastBlock));
+  await writeAt(f, f.cipher.sealBlock(lastBlock, fileId!, keep), cipherOffOfBlock(l, lastBlock));
 }

@@ -38,8 +38,17 @@ function contentKey(masterKey: Uint8Array, f: FormatOptions): Uint8Array {
 
 export function deriveCiphers(masterKey: Uint8Array, f: FormatOptions, backend: BackendName = 'node'): VaultCiphers {
   const emeKey = f.hkdf ? hkdfSha256(masterKey, HKDF_INFO.eme, 32) : masterKey;
-  const eme = new Eme(emeKey, backend);
-  const content = new ContentCipher(createAead(f.cipher, contentKey(masterKey, f), { backend }));
+  const cKey = contentKey(masterKey, f);
+  let eme: Eme;
+  let content: ContentCipher;
+  try {
+    eme = new Eme(emeKey, backend);
+    content = new ContentCipher(createAead(f.cipher, cKey, { backend }));
+  } finally {
+    // The cipher objects keep their own copies (KeyObjects or private arrays); wipe the subkeys we derived.
+    if (emeKey !== masterKey) emeKey.fill(0);
+    if (cKey !== masterKey) cKey.fill(0);
+  }
   const codecOpts = { raw64: f.raw64, longNameMax: f.longNameMax, longNames: f.longNames };
   const xattrNames = new NameCodec(eme, codecOpts);
   return { content, names: f.plaintextNames ? null : xattrNames, xattrNames };

@@ -12,6 +12,8 @@ export interface VaultCommonOptions {
   logger?: Logger;
   /** Refuse every change (EROFS). */
   readOnly?: boolean;
+  /** Do not reserve space before writing blocks (gocryptfs -noprealloc; see prealloc.ts). */
+  noPrealloc?: boolean;
   /**
    * A native mknod(2) (cipher path, mode, dev); 0 or -errno. Without it
    * mknod() runs coreutils' mknod(1), which cannot make sockets.

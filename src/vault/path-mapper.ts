@@ -7,8 +7,11 @@ import { join, posix } from 'node:path';
 import type { FormatOptions } from '../config/format.js';
 import { CONF_NAME } from '../config/conf-file.js';
 import { readDirIV, ZERO_IV, type NameCodec, invalidNameCode } from '../names/index.js';
-import { fsError } from '../util/errors.js';
+import { fsError, hasCode } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
 import type { DirIVCache } from './dir-iv-cache.js';
+import { PathCache, type DirSlot } from './path-cache.js';
+import { fsx } from '../util/fs-ops.js';
 
 /** One entry's place in the cipher tree. */
 export interface CipherEntry {
@@ -25,23 +28,25 @@ export interface CipherEntry {
 }
 
 export class PathMapper {
+  private readonly paths = new PathCache();
+
   constructor(
     readonly root: string,
     private readonly format: FormatOptions,
     private readonly codec: NameCodec | null,
     private readonly ivCache: DirIVCache,
+    private readonly log?: Logger,
   ) {}
 
   /** Validated plaintext components of a path; "/" and "" are the root. */
-  components(plainPath: string, syscall: string): Buffer[] {
+  components(plainPath: string, syscall: string): string[] {
     const norm = posix.normalize('/' + plainPath);
     const parts = norm.split('/').filter((p) => p.length > 0);
-    return parts.map((p) => {
-      const name = Buffer.from(p, 'utf8');
-      const bad = invalidNameCode(name);
+    for (const p of parts) {
+      const bad = invalidNameCode(Buffer.from(p, 'utf8'));
       if (bad) throw fsError(bad, syscall, plainPath);
-      return name;
-    });
+    }
+    return parts;
   }
 
   /** The name IV of a cipher directory. */
@@ -49,53 +54,104 @@ export class PathMapper {
     if (!this.format.dirIV) return ZERO_IV;
     const hit = this.ivCache.get(cipherDir);
     if (hit) return hit;
-    const iv = await readDirIV(cipherDir);
+    let iv: Buffer;
+    try {
+      iv = await readDirIV(cipherDir);
+    } catch (err) {
+      // A damaged or missing diriv makes the whole directory EIO (as in
+      // gocryptfs), with a log line saying why. ENOENT stays ENOENT only
+      // when the directory itself does not exist.
+      const missing = hasCode(err, 'ENOENT') && (await isDirectory(cipherDir));
+      if (!missing && !hasCode(err, 'EIO')) throw err;
+      const e = missing ? fsError('EIO', 'open', join(cipherDir, 'gocryptfs.diriv'), 'diriv is missing') : (err as Error);
+      this.log?.warn(`${cipherDir}: ${e.message}`);
+      throw e;
+    }
     this.ivCache.set(cipherDir, iv);
     return iv;
   }
 
-  /** Where plaintext name `name` lives inside cipher directory `dir`. */
-  async child(dir: string, name: Buffer, isRoot: boolean, syscall: string, plainPath: string): Promise<CipherEntry> {
+  /** Where plaintext name `name` lives inside cipher directory `dir`, whose IV is `iv`. */
+  private child(dir: string, iv: Buffer, name: string, isRoot: boolean, syscall: string, plainPath: string): CipherEntry {
     if (!this.codec) {
-      const plain = name.toString('utf8');
-      if (isRoot && plain === CONF_NAME) throw fsError('EPERM', syscall, plainPath, 'reserved name');
-      return { dir, cname: plain, diskName: plain, long: false, path: join(dir, plain) };
+      if (isRoot && name === CONF_NAME) throw fsError('EPERM', syscall, plainPath, 'reserved name');
+      return { dir, cname: name, diskName: name, long: false, path: join(dir, name) };
     }
-    const cname = this.codec.encryptName(name, await this.dirIV(dir));
+    const cname = this.codec.encryptName(Buffer.from(name, 'utf8'), iv);
     const diskName = this.codec.diskName(cname);
     if (!this.codec.opts.longNames && cname.length > 255) throw fsError('ENAMETOOLONG', syscall, plainPath);
     return { dir, cname, diskName, long: diskName !== cname, path: join(dir, diskName) };
   }
 
+  /** The entry for `name` in the directory of `slot`, from the cache when it can. */
+  private entryIn(slot: DirSlot, name: string, isRoot: boolean, syscall: string, plainPath: string): CipherEntry {
+    let e = slot.names.get(name);
+    if (e === undefined) {
+      e = this.child(slot.cipherDir, slot.iv, name, isRoot, syscall, plainPath);
+      this.paths.remember(slot, name, e);
+    }
+    return e;
+  }
+
+  /** The cache slot of the plaintext directory made of the first `n` components. */
+  private async dirSlot(parts: string[], n: number, syscall: string, plainPath: string): Promise<DirSlot> {
+    let key = '';
+    let slot = this.paths.get(key) ?? this.paths.set(key, this.root, await this.ivOf(this.root, syscall, plainPath));
+    for (let i = 0; i < n; i++) {
+      key += '/' + parts[i]!;
+      let next = this.paths.get(key);
+      if (next === undefined) {
+        const e = this.entryIn(slot, parts[i]!, i === 0, syscall, plainPath);
+        next = this.paths.set(key, e.path, await this.ivOf(e.path, syscall, plainPath));
+      }
+      slot = next;
+    }
+    return slot;
+  }
+
   /** Cipher path of a whole plaintext path. */
   async cipherPath(plainPath: string, syscall = 'lstat'): Promise<string> {
     const parts = this.components(plainPath, syscall);
-    let dir = this.root;
-    for (let i = 0; i < parts.length; i++) {
-      dir = (await this.withPlainErrors(this.child(dir, parts[i]!, i === 0, syscall, plainPath), syscall, plainPath)).path;
-    }
-    return dir;
+    if (parts.length === 0) return this.root;
+    const slot = await this.dirSlot(parts, parts.length - 1, syscall, plainPath);
+    return this.entryIn(slot, parts[parts.length - 1]!, parts.length === 1, syscall, plainPath).path;
   }
 
   /** The entry for the last component of a path (which must not be the root). */
   async entry(plainPath: string, syscall: string): Promise<CipherEntry> {
     const parts = this.components(plainPath, syscall);
     if (parts.length === 0) throw fsError('EBUSY', syscall, plainPath, 'the root directory');
-    let dir = this.root;
-    for (let i = 0; i < parts.length - 1; i++) {
-      dir = (await this.withPlainErrors(this.child(dir, parts[i]!, i === 0, syscall, plainPath), syscall, plainPath)).path;
-    }
-    return this.withPlainErrors(this.child(dir, parts[parts.length - 1]!, parts.length === 1, syscall, plainPath), syscall, plainPath);
+    const slot = await this.dirSlot(parts, parts.length - 1, syscall, plainPath);
+    return this.entryIn(slot, parts[parts.length - 1]!, parts.length === 1, syscall, plainPath);
   }
 
-  /** Reading a parent's diriv fails with the cipher path; report the plaintext path instead. */
-  private async withPlainErrors<T>(p: Promise<T>, syscall: string, plainPath: string): Promise<T> {
+  /** Forgets what is cached for a cipher directory and everything below it (it was removed or renamed). */
+  forgetTree(cipherDir: string): void {
+    this.ivCache.forgetTree(cipherDir);
+    this.paths.forgetTree(cipherDir);
+  }
+
+  clear(): void {
+    this.ivCache.clear();
+    this.paths.clear();
+  }
+
+  /** A directory's IV; reading it fails with the cipher path, so report the plaintext path instead (the log line has the cipher path). */
+  private async ivOf(cipherDir: string, syscall: string, plainPath: string): Promise<Buffer> {
     try {
-      return await p;
+      return await this.dirIV(cipherDir);
     } catch (err) {
       const code = (err as { code?: string }).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') throw fsError(code, syscall, plainPath);
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES' || code === 'EIO') throw fsError(code, syscall, plainPath);
       throw err;
     }
+  }
+}
+
+async function isDirectory(p: string): Promise<boolean> {
+  try {
+    return (await fsx.lstat(p)).isDirectory();
+  } catch {
+    return false;
   }
 }

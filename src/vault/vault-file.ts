@@ -6,7 +6,7 @@ import type { BigIntStats, Stats } from 'node:fs';
 import { constants as C } from 'node:fs';
 import { fsError } from '../util/errors.js';
 import { closeFd, fdatasync, fstat, fstatBig, fsync } from './fd-io.js';
-import { plainSize, readContent, truncateContent, writeContent, type ContentFile } from './file-content.js';
+import { plainSize, readContent, readContentInto, truncateContent, writeContent, type ContentFile } from './file-content.js';
 import { accessMode } from './open-flags.js';
 import { setSize } from './stats.js';
 
@@ -46,6 +46,16 @@ export class VaultFile {
     const data = await this.f.state.lock.read(() => readContent(this.f, pos, length));
     if (position === undefined || position === null) this.position = pos + data.length;
     return data;
+  }
+
+  /**
+   * Reads up to `length` bytes at `position` into `dst` and returns how
+   * many; fewer only at end of file. (The FUSE read path: no copy.)
+   */
+  async readInto(dst: Uint8Array, length: number, position: number): Promise<number> {
+    this.check('read', 'read');
+    const n = Math.min(length, dst.length);
+    return this.f.state.lock.read(() => readContentInto(this.f, position, n, dst));
   }
 
   /**

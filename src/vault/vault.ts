@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import * as xattr from './xattr-io.js';
+import { notLink as xattr } from './xattr-io.js';
 import {
   CONF_NAME,
   confFormat,
@@ -28,6 +28,7 @@ import {
   createDirIV,
   deleteLongName,
   DIRIV_NAME,
+  hashLongName,
   longNameKind,
   readLongName,
   writeLongName,
@@ -48,6 +49,8 @@ import {
   type VaultOpenOptions,
 } from './options.js';
 import { PathMapper, type CipherEntry } from './path-mapper.js';
+import { BufferPool } from './buffer-pool.js';
+import { Preallocator } from './prealloc.js';
 import { VaultFile } from './vault-file.js';
 import { fsx } from '../util/fs-ops.js';
 import { setSize } from './stats.js';
@@ -73,8 +76,11 @@ export class Vault {
   private readonly ciphers: VaultCiphers;
   private readonly mapper: PathMapper;
   private readonly ivCache = new DirIVCache();
+  /** Ciphertext buffers, sized for the largest FUSE read or write (128 KiB, unaligned: 33 blocks). */
+  private readonly cipherBuffers: BufferPool;
   private readonly files = new FileStateTable();
   private readonly openHandles = new Set<VaultFile>();
+  private readonly prealloc: Preallocator;
   private masterKey: Uint8Array;
   private closed = false;
 
@@ -86,8 +92,10 @@ export class Vault {
     this.readOnly = opts.readOnly ?? false;
     this.log = opts.logger ?? stderrLogger;
     this.nativeMknod = opts.mknod;
+    this.prealloc = new Preallocator(!(opts.noPrealloc ?? false), this.log);
     this.ciphers = deriveCiphers(masterKey, format, opts.backend);
-    this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.ivCache);
+    this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.ivCache, this.log);
+    this.cipherBuffers = new BufferPool(33 * this.ciphers.content.layout.cipherBlockSize);
   }
 
   // ---------------------------------------------------------------- creation
@@ -147,7 +155,7 @@ export class Vault {
     this.closed = true;
     this.masterKey.fill(0);
     this.masterKey = new Uint8Array(0);
-    this.ivCache.clear();
+    this.mapper.clear();
   }
 
   // ------------------------------------------------------------ path helpers
@@ -262,7 +270,9 @@ export class Vault {
     if (!codec) {
       return names.filter((n) => !(isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')));
     }
-    const iv = await this.mapper.dirIV(dir);
+    const iv = await this.mapper.dirIV(dir).catch((err: unknown) => {
+      throw this.plainError(err, 'scandir', path);
+    });
     const out: string[] = [];
     for (const n of names) {
       if (isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')) continue;
@@ -272,7 +282,7 @@ export class Vault {
       if (kind === 'name-file') continue;
       if (kind === 'content') {
         const full = await readLongName(dir, n);
-        if (full === null) {
+        if (full === null || hashLongName(full, this.format.raw64) !== n) {
           this.log.warn(`${join(dir, n)}: long name without a valid .name file, hidden`);
           continue;
         }
@@ -387,7 +397,7 @@ export class Vault {
       throw err;
     }
     const state = this.files.acquire(st.dev, st.ino);
-    const content: ContentFile = { fd, state, cipher: this.ciphers.content, cipherPath: e.path, log: this.log };
+    const content: ContentFile = { fd, state, cipher: this.ciphers.content, cipherPath: e.path, log: this.log, buffers: this.cipherBuffers, prealloc: this.prealloc };
     const handle: VaultFile = new VaultFile(content, f, path, () => {
       this.files.release(st.dev, st.ino);
       this.openHandles.delete(handle);
@@ -514,7 +524,7 @@ export class Vault {
     } else {
       await fsx.rmdir(e.path);
     }
-    this.ivCache.forgetTree(e.path);
+    this.mapper.forgetTree(e.path);
     if (e.long) await deleteLongName(e.dir, e.diskName);
   }
 
@@ -540,8 +550,8 @@ export class Vault {
       throw this.plainError(err, 'rename', from);
     }
     if (src.long) await deleteLongName(src.dir, src.diskName);
-    this.ivCache.forgetTree(src.path);
-    this.ivCache.forgetTree(dst.path);
+    this.mapper.forgetTree(src.path);
+    this.mapper.forgetTree(dst.path);
   }
 
   private async isEmptyCipherDir(p: string): Promise<boolean> {

@@ -20,6 +20,7 @@ import { promises as fsp } from 'node:fs';
 import { getSystemErrorName } from 'node:util';
 import * as napi from '@napi-rs/xattr';
 import { fsError, hasCode } from '../util/errors.js';
+import { DIRECT_IO } from '../util/fs-ops.js';
 
 /** A Node-style error from what @napi-rs/xattr threw. */
 function nodeError(err: unknown, syscall: string, path: string): Error {
@@ -45,34 +46,58 @@ async function follow(path: string, syscall: string): Promise<string> {
   }
 }
 
+/** @napi-rs/xattr's calls in the style chosen for this process (see fs-ops.ts). */
+const lib = DIRECT_IO
+  ? {
+      get: async (p: string, n: string) => napi.getAttributeSync(p, n),
+      set: async (p: string, n: string, v: Buffer | string) => napi.setAttributeSync(p, n, v),
+      list: async (p: string) => napi.listAttributesSync(p),
+      remove: async (p: string, n: string) => napi.removeAttributeSync(p, n),
+    }
+  : { get: napi.getAttribute, set: napi.setAttribute, list: napi.listAttributes, remove: napi.removeAttribute };
+
 async function list(real: string, syscall: string, path: string): Promise<string[]> {
   try {
-    return await napi.listAttributes(real);
+    return await lib.list(real);
   } catch (err) {
     throw nodeError(err, syscall, path);
   }
 }
 
-/** The value of attribute `name` of `path`; ENODATA when it has none. */
-export async function getAttribute(path: string, name: string): Promise<Buffer> {
-  const real = await follow(path, 'getxattr');
-  const value = await napi.getAttribute(real, name);
+async function getAt(real: string, name: string, path: string): Promise<Buffer> {
+  const value = await lib.get(real, name);
   if (value !== null) return value;
   if (!(await list(real, 'getxattr', path)).includes(name)) throw fsError('ENODATA', 'getxattr', path);
-  const again = await napi.getAttribute(real, name); // it appeared between the two calls
+  const again = await lib.get(real, name); // it appeared between the two calls
   if (again !== null) return again;
   throw fsError('EIO', 'getxattr', path, `attribute ${name} is listed but cannot be read`);
 }
 
-/** Sets attribute `name` of `path` to `value` (created or replaced). */
-export async function setAttribute(path: string, name: string, value: Uint8Array | string): Promise<void> {
-  const real = await follow(path, 'setxattr');
+async function setAt(real: string, name: string, value: Uint8Array | string, path: string): Promise<void> {
   const v = typeof value === 'string' ? value : Buffer.from(value.buffer, value.byteOffset, value.length);
   try {
-    await napi.setAttribute(real, name, v);
+    await lib.set(real, name, v);
   } catch (err) {
     throw nodeError(err, 'setxattr', path);
   }
+}
+
+async function removeAt(real: string, name: string, path: string): Promise<void> {
+  try {
+    await lib.remove(real, name);
+  } catch (err) {
+    throw nodeError(err, 'removexattr', path);
+  }
+}
+
+/** The value of attribute `name` of `path`; ENODATA when it has none. */
+export async function getAttribute(path: string, name: string): Promise<Buffer> {
+  return getAt(await follow(path, 'getxattr'), name, path);
+}
+
+/** Sets attribute `name` of `path` to `value` (created or replaced). */
+export async function setAttribute(path: string, name: string, value: Uint8Array | string): Promise<void> {
+  return setAt(await follow(path, 'setxattr'), name, value, path);
 }
 
 /** The attribute names of `path` (those the caller may see: no trusted.* unless root). */
@@ -82,10 +107,18 @@ export async function listAttributes(path: string): Promise<string[]> {
 
 /** Removes attribute `name` of `path`; ENODATA when it has none. */
 export async function removeAttribute(path: string, name: string): Promise<void> {
-  const real = await follow(path, 'removexattr');
-  try {
-    await napi.removeAttribute(real, name);
-  } catch (err) {
-    throw nodeError(err, 'removexattr', path);
-  }
+  return removeAt(await follow(path, 'removexattr'), name, path);
 }
+
+/**
+ * The same four calls for a path whose last component the caller has just
+ * seen is not a symlink (the Vault lstat()s it): no realpath, which costs a
+ * trip through the thread pool per component on every getxattr that
+ * `ls -l` makes.
+ */
+export const notLink = {
+  getAttribute: (path: string, name: string) => getAt(path, name, path),
+  setAttribute: (path: string, name: string, value: Uint8Array | string) => setAt(path, name, value, path),
+  listAttributes: (path: string) => list(path, 'listxattr', path),
+  removeAttribute: (path: string, name: string) => removeAt(path, name, path),
+};

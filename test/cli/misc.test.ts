@@ -72,7 +72,6 @@ describe('usage errors → 1', () => {
     ['-o without value', ['x', '-o'], /The "-o" option requires an argument/],
     ['-o o', ['-o', 'o', 'x'], /You can't pass "-o" to "-o"/],
     ['bad -openssl', ['-openssl', 'maybe', 'x'], /Invalid "-openssl" setting/],
-    ['-fsck', ['-fsck', 'x'], /^tscryptfs: -fsck is not implemented yet$/],
     ['-fido2', ['-fido2', '/dev/x', 'x'], /-fido2 is not implemented yet/],
     ['bad -force_owner', ['-force_owner', 'abc', 'x', 'y'], /force_owner must be in form UID:GID/],
   ];

@@ -1,0 +1,123 @@
+/**
+ * -fsck CIPHERDIR: check every name, diriv, long-name file, header, block,
+ * symlink and xattr (src/vault/fsck), print one line per problem in
+ * gocryptfs's wording and a summary, exit 26 (EXIT.FsckErrors) when
+ * anything was found, 11 when interrupted. Read-only. On a terminal a
+ * progress line on stderr shows how far the walk has come.
+ *
+ * The key comes from the password (config file) or -masterkey / -zerokey
+ * with the format flags, as for mounting.
+ */
+import { isatty } from 'node:tty';
+import { confFormat, type FormatOptions } from '../config/index.js';
+import { corruptPaths, fsckCipherdir, type FsckFinding, type FsckProgress } from '../vault/fsck/index.js';
+import { bool } from './args.js';
+import type { CliContext } from './context.js';
+import { CliError, EXIT } from './exit-codes.js';
+import { loadConfig } from './load-config.js';
+import { masterKeyFromArgs } from './masterkey.js';
+import { formatFromFlags } from './mount.js';
+import { goQuote, type Output } from './output.js';
+import { wipe } from './password.js';
+import { Progress } from './progress.js';
+
+/** One finding as a line, worded like gocryptfs -fsck where it has the same check. */
+export function findingLine(f: FsckFinding): string {
+  const slash = f.path.lastIndexOf('/');
+  const dir = slash < 0 ? '' : f.path.slice(0, slash);
+  const where = `(cipher file ${f.cipherPath})`;
+  switch (f.kind) {
+    case 'name':
+    case 'longname':
+      return `fsck: corrupt entry in dir ${goQuote(dir)}: ${goQuote(f.item ?? '')}: ${f.detail} ${where}`;
+    case 'orphan-name-file':
+      return `fsck: orphaned long name file in dir ${goQuote(dir)}: ${goQuote(f.item ?? '')}: ${f.detail} ${where}`;
+    case 'diriv':
+      return `fsck: error opening dir ${goQuote(f.path)}: ${f.detail} ${where}`;
+    case 'header':
+    case 'block':
+      return `fsck: corrupt file ${goQuote(f.path)}: ${f.detail} ${where}`;
+    case 'symlink':
+      return `fsck: error reading symlink ${goQuote(f.path)}: ${f.detail} ${where}`;
+    case 'xattr-name':
+      return `fsck: corrupt xattr name on file ${goQuote(f.path)}: ${goQuote(f.item ?? '')} ${where}`;
+    case 'xattr-value':
+      return `fsck: error reading xattr ${goQuote(f.item ?? '')} from ${goQuote(f.path)}: ${f.detail} ${where}`;
+    case 'io':
+      return `fsck: error reading ${goQuote(f.path)}: ${f.detail} ${where}`;
+  }
+}
+
+async function keyAndFormat(ctx: CliContext): Promise<{ masterKey: Buffer; format: FormatOptions }> {
+  const fromArgs = await masterKeyFromArgs(ctx.args, ctx.out);
+  if (fromArgs) {
+    try {
+      return { masterKey: fromArgs, format: formatFromFlags(ctx) };
+    } catch (err) {
+      wipe(fromArgs);
+      throw err;
+    }
+  }
+  const { conf, masterKey } = await loadConfig(ctx);
+  return { masterKey, format: confFormat(conf) };
+}
+
+function progressText(p: FsckProgress): string {
+  const mib = (p.bytes / (1 << 20)).toFixed(1);
+  return `fsck: ${p.dirs} dirs, ${p.files} files, ${mib} MiB checked: ${p.current === '' ? '/' : p.current}`;
+}
+
+export async function runFsck(ctx: CliContext): Promise<void> {
+  const { out } = ctx;
+  if (bool(ctx.args, 'reverse')) throw new CliError(EXIT.Usage, 'Running -fsck with -reverse is not supported');
+  const { masterKey, format } = await keyAndFormat(ctx);
+  const progress = !out.quiet && isatty(2) ? new Progress(process.stderr, progressIntervalMs()) : null;
+  const print = (line: string): void => {
+    progress?.clear();
+    out.print(`${line}\n`);
+  };
+  const abort = new AbortController();
+  const onSignal = (): void => abort.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  out.info(`${out.colors.green}Checking filesystem...${out.colors.reset}`);
+  let report;
+  try {
+    report = await fsckCipherdir(ctx.cipherdir, {
+      format,
+      masterKey,
+      backend: ctx.backend,
+      signal: abort.signal,
+      skipUnreadable: process.geteuid?.() !== 0,
+      onFinding: (f) => print(findingLine(f)),
+      ...(progress && { onProgress: (p: FsckProgress) => progress.update(progressText(p)) }),
+    });
+  } finally {
+    wipe(masterKey);
+    progress?.clear();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  for (const s of report.skipped) print(`fsck: skipped ${goQuote(s.path)}: ${s.detail}`);
+  summarize(out, report.aborted, corruptPaths(report).length, report.skipped.length);
+}
+
+function summarize(out: Output, aborted: boolean, corrupt: number, skipped: number): void {
+  if (aborted) {
+    out.info('fsck: aborted');
+    throw new CliError(EXIT.Other, '');
+  }
+  if (corrupt === 0 && skipped === 0) {
+    out.info('fsck summary: no problems found');
+    return;
+  }
+  if (skipped > 0) out.warn('fsck: re-run this program as root to check all files!');
+  out.print(`fsck summary: ${corrupt} corrupt files, ${skipped} files skipped\n`);
+  throw new CliError(EXIT.FsckErrors, '');
+}
+
+/** How often the progress line is redrawn (TSCRYPTFS_PROGRESS_MS, for tests; default 250 ms). */
+function progressIntervalMs(): number {
+  const v = Number(process.env.TSCRYPTFS_PROGRESS_MS);
+  return Number.isFinite(v) && v >= 0 ? v : 250;
+}

@@ -1,0 +1,294 @@
+/**
+ * The filesystem check (gocryptfs -fsck) as a read-only walk of the cipher
+ * directory: every name must decrypt under its directory's IV, every
+ * long-name entry needs a .name file that hashes to it (and every .name
+ * file its entry), every directory a valid diriv, every file a valid
+ * header and blocks, every symlink target and xattr must decrypt.
+ *
+ * gocryptfs does this through a temporary FUSE mount; we walk the cipher
+ * tree directly with the same ciphers, which also finds what a mount
+ * hides silently (orphaned .name files, .name files of the wrong entry,
+ * incomplete headers of files that show as empty).
+ *
+ * Nothing is written: files are opened O_RDONLY (and O_NOATIME where
+ * allowed), directories are only listed.
+ */
+import { lstatSync, readdirSync, readlinkSync, type Dirent, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import { CONF_NAME, type FormatOptions } from '../../config/index.js';
+import type { BackendName } from '../../crypto/index.js';
+import {
+  b64Decode,
+  DIRIV_NAME,
+  hashLongName,
+  LONGNAME_SUFFIX,
+  longNameKind,
+  readDirIV,
+  readLongName,
+  XATTR_PREFIX,
+  ZERO_IV,
+} from '../../names/index.js';
+import { hasCode } from '../../util/errors.js';
+import { deriveCiphers, type VaultCiphers } from '../keys.js';
+import * as xattr from '../xattr-io.js';
+import { checkContent } from './check-content.js';
+import { joinRel, type FsckFinding, type FsckKind, type FsckProgress, type FsckReport } from './findings.js';
+
+export interface FsckOptions {
+  format: FormatOptions;
+  /** 32 bytes; not kept (the derived ciphers are). */
+  masterKey: Uint8Array;
+  backend?: BackendName;
+  /** Called for every finding as soon as it is found (for streaming output). */
+  onFinding?: (f: FsckFinding) => void;
+  /** Called after every directory and file. */
+  onProgress?: (p: FsckProgress) => void;
+  /** Stops the walk early (the report then says aborted). */
+  signal?: AbortSignal;
+  /** Not root: EACCES entries are reported as skipped, not corrupt (gocryptfs does the same). */
+  skipUnreadable?: boolean;
+}
+
+interface Entry {
+  plain: string;
+  cipherPath: string;
+}
+
+class Walker {
+  readonly report: FsckReport = { findings: [], skipped: [], dirs: 0, files: 0, symlinks: 0, bytes: 0, aborted: false };
+  private readonly seenInodes = new Set<string>();
+  private current = '';
+
+  constructor(
+    private readonly format: FormatOptions,
+    private readonly ciphers: VaultCiphers,
+    private readonly opts: FsckOptions,
+  ) {}
+
+  private get stopped(): boolean {
+    return this.opts.signal?.aborted === true;
+  }
+
+  private find(kind: FsckKind, path: string, cipherPath: string, detail: string, item?: string): void {
+    const f: FsckFinding = { kind, path, cipherPath, detail, ...(item !== undefined && { item }) };
+    this.report.findings.push(f);
+    this.opts.onFinding?.(f);
+  }
+
+  /** An I/O error while checking: EACCES is "skipped" when not root, anything else a finding. */
+  private ioProblem(err: unknown, path: string, cipherPath: string, what: string): void {
+    const detail = `${what}: ${(err as Error).message}`;
+    if (this.opts.skipUnreadable && hasCode(err, 'EACCES', 'EPERM')) {
+      this.report.skipped.push({ path, cipherPath, detail });
+      return;
+    }
+    this.find('io', path, cipherPath, detail);
+  }
+
+  private progress(): void {
+    this.opts.onProgress?.({ dirs: this.report.dirs, files: this.report.files, bytes: this.report.bytes, current: this.current });
+  }
+
+  /** Lets timers and signal handlers run between entries. */
+  private async breathe(): Promise<void> {
+    await new Promise((r) => setImmediate(r));
+  }
+
+  async dir(cipherDir: string, rel: string): Promise<void> {
+    if (this.stopped) return;
+    this.current = rel;
+    this.report.dirs++;
+    await this.xattrs(cipherDir, rel);
+    let dirents: Dirent[];
+    try {
+      dirents = readdirSync(cipherDir, { withFileTypes: true });
+    } catch (err) {
+      this.ioProblem(err, rel, cipherDir, 'cannot read directory');
+      return;
+    }
+    let iv = ZERO_IV;
+    if (this.format.dirIV) {
+      try {
+        iv = await readDirIV(cipherDir);
+      } catch (err) {
+        const why = hasCode(err, 'ENOENT') ? 'gocryptfs.diriv is missing' : `gocryptfs.diriv: ${reason(err)}`;
+        if (this.opts.skipUnreadable && hasCode(err, 'EACCES')) this.ioProblem(err, rel, cipherDir, 'cannot read gocryptfs.diriv');
+        else this.find('diriv', rel, join(cipherDir, DIRIV_NAME), why);
+        return;
+      }
+    }
+    this.progress();
+    const entries = await this.names(cipherDir, rel, dirents, iv);
+    entries.sort((a, b) => (a.plain < b.plain ? -1 : a.plain > b.plain ? 1 : 0));
+    for (const e of entries) {
+      if (this.stopped) return;
+      await this.entry(e.cipherPath, joinRel(rel, e.plain));
+    }
+  }
+
+  /** Decrypts the names of one directory, reporting those that do not decrypt. */
+  private async names(cipherDir: string, rel: string, dirents: Dirent[], iv: Buffer): Promise<Entry[]> {
+    const isRoot = rel === '';
+    const out: Entry[] = [];
+    const present = new Set(dirents.map((d) => d.name));
+    const codec = this.ciphers.names;
+    for (const d of dirents) {
+      const n = d.name;
+      if (isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')) continue;
+      const cipherPath = join(cipherDir, n);
+      if (!codec) {
+        out.push({ plain: n, cipherPath });
+        continue;
+      }
+      if (this.format.dirIV && n === DIRIV_NAME) continue;
+      let cname = n;
+      const kind = this.format.longNames ? longNameKind(n) : 'none';
+      if (kind === 'name-file') {
+        const owner = n.slice(0, -LONGNAME_SUFFIX.length);
+        if (!present.has(owner)) this.find('orphan-name-file', joinRel(rel, n), cipherPath, `no ${owner} beside this .name file`, n);
+        continue;
+      }
+      if (kind === 'content') {
+        let full: string | null;
+        try {
+          full = await readLongName(cipherDir, n);
+        } catch (err) {
+          this.find('longname', joinRel(rel, n), cipherPath, `cannot read ${n}${LONGNAME_SUFFIX}: ${(err as Error).message}`, n);
+          continue;
+        }
+        if (full === null) {
+          this.find('longname', joinRel(rel, n), cipherPath, `${n}${LONGNAME_SUFFIX} is missing or empty`, n);
+          continue;
+        }
+        if (hashLongName(full, this.format.raw64) !== n) {
+          this.find('longname', joinRel(rel, n), cipherPath, `${n}${LONGNAME_SUFFIX} holds a name that does not hash to this entry`, n);
+          continue;
+        }
+        cname = full;
+      }
+      const plain = codec.decryptName(cname, iv);
+      if (plain === null) {
+        this.find('name', joinRel(rel, n), cipherPath, 'name does not decrypt', n);
+        continue;
+      }
+      out.push({ plain: plain.toString('utf8'), cipherPath });
+    }
+    return out;
+  }
+
+  private async entry(cipherPath: string, rel: string): Promise<void> {
+    this.current = rel;
+    let st: Stats;
+    try {
+      st = lstatSync(cipherPath);
+    } catch (err) {
+      this.ioProblem(err, rel, cipherPath, 'cannot stat');
+      return;
+    }
+    if (st.isDirectory()) {
+      await this.dir(cipherPath, rel);
+      return;
+    }
+    if (st.isSymbolicLink()) {
+      this.report.symlinks++;
+      this.symlink(cipherPath, rel);
+      return;
+    }
+    if (!st.isFile()) return; // FIFOs, sockets, devices: nothing encrypted to check
+    this.report.files++;
+    if (st.nlink > 1) {
+      const key = `${st.dev}:${st.ino}`;
+      if (this.seenInodes.has(key)) return; // another name of a file already checked
+      this.seenInodes.add(key);
+    }
+    await this.xattrs(cipherPath, rel);
+    const before = this.report.bytes;
+    try {
+      const r = await checkContent(cipherPath, st.size, this.ciphers.content, {
+        shouldStop: () => this.stopped,
+        onBytes: (n) => {
+          this.report.bytes = before + n;
+          this.progress();
+        },
+      });
+      this.report.bytes = before + r.bytes;
+      for (const p of r.problems) this.find(p.kind, rel, cipherPath, p.detail);
+    } catch (err) {
+      this.ioProblem(err, rel, cipherPath, 'cannot read file');
+    }
+    this.progress();
+    await this.breathe();
+  }
+
+  private symlink(cipherPath: string, rel: string): void {
+    let stored: string;
+    try {
+      stored = readlinkSync(cipherPath);
+    } catch (err) {
+      this.ioProblem(err, rel, cipherPath, 'cannot read symlink');
+      return;
+    }
+    if (this.format.plaintextNames) return;
+    const sealed = b64Decode(stored, this.format.raw64);
+    if (sealed === null) {
+      this.find('symlink', rel, cipherPath, 'symlink target is not valid base64');
+      return;
+    }
+    try {
+      this.ciphers.content.openMessage(sealed);
+    } catch (err) {
+      this.find('symlink', rel, cipherPath, `symlink target does not decrypt: ${(err as Error).message}`);
+    }
+  }
+
+  /** Every encrypted xattr name and value of a file or directory must decrypt. */
+  private async xattrs(cipherPath: string, rel: string): Promise<void> {
+    let names: string[];
+    try {
+      names = await xattr.listAttributes(cipherPath);
+    } catch (err) {
+      if (hasCode(err, 'ENOTSUP', 'EOPNOTSUPP')) return;
+      this.ioProblem(err, rel, cipherPath, 'cannot list xattrs');
+      return;
+    }
+    const x = this.ciphers.xattrNames;
+    for (const stored of names) {
+      const name = x.decryptXattrName(stored);
+      if (name === null) {
+        if (stored.startsWith(XATTR_PREFIX)) this.find('xattr-name', rel, cipherPath, `xattr name ${stored} does not decrypt`, stored);
+        continue;
+      }
+      if (name === stored) continue; // ACLs are stored in clear
+      let value: Buffer;
+      try {
+        value = await xattr.getAttribute(cipherPath, stored);
+      } catch (err) {
+        this.ioProblem(err, rel, cipherPath, `cannot read xattr ${name}`);
+        continue;
+      }
+      try {
+        this.ciphers.content.openMessage(value);
+      } catch (err) {
+        this.find('xattr-value', rel, cipherPath, `xattr ${name} does not decrypt: ${(err as Error).message}`, name);
+      }
+    }
+  }
+}
+
+/**
+ * Checks the cipher directory `cipherdir` and returns every problem found.
+ * Throws only when the root itself cannot be listed.
+ */
+export async function fsckCipherdir(cipherdir: string, opts: FsckOptions): Promise<FsckReport> {
+  const ciphers = deriveCiphers(opts.masterKey, opts.format, opts.backend);
+  const w = new Walker(opts.format, ciphers, opts);
+  await w.dir(cipherdir, '');
+  w.report.aborted = opts.signal?.aborted === true;
+  return w.report;
+}
+
+/** The reason of a coded error without its code and path ("diriv is all zero"). */
+function reason(err: unknown): string {
+  const m = /^[A-Z]+: (.*?)(?:, \w+ '.*')?$/.exec((err as Error).message);
+  return m ? m[1]! : (err as Error).message;
+}

@@ -1,0 +1,97 @@
+/**
+ * Attribute coherence on a real mount of MOUNT_IMPL: a stat right after any
+ * change made through the mount shows that change (the mount answers
+ * repeated getattrs from a cache; every change must empty it), a change made
+ * through a second mount of the same cipher directory shows within about a
+ * second, and at once with -sharedstorage.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
+import { mountImpl, sleep, unmountAndReap } from '../helpers/mount.js';
+import { rejectsWith, useMountFixture } from '../helpers/mount-suite.js';
+
+const fx = useMountFixture('coherence');
+const T = { timeout: 60_000 };
+
+test('a stat right after a change through the mount shows it: write, truncate, chmod, utimes, link, rename, unlink, mkdir', T, async () => {
+  const dir = fx.p('c');
+  await fsp.mkdir(dir);
+  const a = join(dir, 'a');
+  const b = join(dir, 'b');
+  await fsp.writeFile(a, '');
+  await fsp.link(a, b);
+  const ha = await fsp.open(a, 'r+');
+  const hb = await fsp.open(b, 'r');
+  try {
+    for (let i = 1; i <= 40; i++) {
+      await fsp.stat(a); // fill whatever cache there is
+      await fsp.stat(b);
+      await ha.write(Buffer.alloc(100, i), 0, 100, (i - 1) * 100);
+      assert.equal((await fsp.stat(a)).size, i * 100, `size after write ${i}`);
+      assert.equal((await fsp.stat(b)).size, i * 100, `size under the other name after write ${i}`);
+      assert.equal((await hb.stat()).size, i * 100, `fstat of the other name's handle after write ${i}`);
+      const mode = i % 2 ? 0o640 : 0o604;
+      await fsp.chmod(b, mode);
+      assert.equal((await fsp.stat(a)).mode & 0o777, mode, `mode after chmod ${i}`);
+      const when = new Date(Date.UTC(2020, 0, 1, 0, 0, i));
+      await fsp.utimes(a, when, when);
+      assert.equal((await fsp.stat(b)).mtimeMs, when.getTime(), `mtime after utimes ${i}`);
+    }
+    await ha.truncate(10);
+    assert.equal((await fsp.stat(b)).size, 10, 'size after ftruncate');
+    await fsp.truncate(b, 5000);
+    assert.equal((await hb.stat()).size, 5000, 'size after truncate');
+  } finally {
+    await ha.close();
+    await hb.close();
+  }
+  assert.equal((await fsp.stat(a)).nlink, 2);
+  await fsp.unlink(b);
+  await rejectsWith(fsp.stat(b), 'ENOENT', 'stat after unlink');
+  assert.equal((await fsp.stat(a)).nlink, 1, 'link count after unlinking the other name');
+  await fsp.rename(a, join(dir, 'c'));
+  await rejectsWith(fsp.stat(a), 'ENOENT', 'stat of the old name after rename');
+  assert.equal((await fsp.stat(join(dir, 'c'))).size, 5000, 'stat of the new name after rename');
+  await rejectsWith(fsp.stat(join(dir, 'sub')), 'ENOENT', 'before mkdir');
+  await fsp.mkdir(join(dir, 'sub'));
+  assert.ok((await fsp.stat(join(dir, 'sub'))).isDirectory(), 'stat after mkdir');
+  await fsp.rm(dir, { recursive: true });
+  await rejectsWith(fsp.stat(dir), 'ENOENT', 'stat after rm -r');
+});
+
+/** Polls `probe` until it returns true; resolves to the milliseconds that took. */
+async function settle(probe: () => Promise<boolean>, limitMs: number): Promise<number> {
+  const start = Date.now();
+  while (!(await probe())) {
+    if (Date.now() - start > limitMs) return Infinity;
+    await sleep(20);
+  }
+  return Date.now() - start;
+}
+
+test('a change through a second mount of the same cipher directory shows within about a second, at once with -sharedstorage', T, async () => {
+  const second = join(fx.tmp, 'second');
+  const shared = join(fx.tmp, 'shared');
+  await mountImpl(fx.impl, fx.cipherdir, second, { flags: ['-sharedstorage'] });
+  await mountImpl(fx.impl, fx.cipherdir, shared, { flags: ['-sharedstorage'] });
+  try {
+    await fsp.writeFile(join(second, 'x'), 'one');
+    let size = 3;
+    const sees = (mnt: string) => async () => (await fsp.stat(join(mnt, 'x')).catch(() => null))?.size === size;
+    assert.ok((await settle(sees(fx.mnt), 3000)) < 2000, 'the default mount sees the new file within 2 s');
+    for (let i = 0; i < 5; i++) {
+      await fsp.stat(join(fx.mnt, 'x'));
+      await fsp.stat(join(shared, 'x'));
+      size += 4096;
+      await fsp.appendFile(join(second, 'x'), Buffer.alloc(4096, i));
+      assert.ok(await sees(shared)(), `-sharedstorage sees append ${i} at once`);
+      assert.ok((await settle(sees(fx.mnt), 3000)) < 2000, `the default mount sees append ${i} within 2 s`);
+    }
+  } finally {
+    await unmountAndReap(second);
+    await unmountAndReap(shared);
+  }
+  await fx.teardown();
+});
