@@ -17,6 +17,8 @@ export type {
   VaultMasterKeyOpenOptions,
   XattrSetMode,
 } from './vault/index.js';
+export { ReverseView, ReverseFile, Excluder, REVERSE_CONF_NAME } from './reverse/index.js';
+export type { ReverseViewOptions, ReverseViewOpenOptions } from './reverse/index.js';
 export type { CipherName, BackendName } from './crypto/aead.js';
 export type { FormatOptions } from './config/format.js';
 export type { Logger } from './util/logger.js';

@@ -1,4 +1,4 @@
-export { ReverseView, REVERSE_CONF_NAME, type ReverseViewOptions } from './reverse-view.js';
+export { ReverseView, REVERSE_CONF_NAME, type ReverseViewOptions, type ReverseViewOpenOptions } from './reverse-view.js';
 export { ReverseFile } from './reverse-file.js';
 export { Excluder, patternRegExp } from './excluder.js';
 export { InoMap } from './ino-map.js';

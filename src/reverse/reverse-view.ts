@@ -19,7 +19,7 @@ import { promises as fsp, constants as C, type BigIntStats, type StatsFs } from 
 import { join } from 'node:path';
 import type { BackendName } from '../crypto/index.js';
 import type { FormatOptions } from '../config/index.js';
-import { CONF_NAME } from '../config/index.js';
+import { CONF_NAME, confFormat, readConfFile, unlockConf } from '../config/index.js';
 import { plainSizeToCipherSize, type ContentCipher } from '../content/index.js';
 import { b64Encode, DIRIV_NAME, invalidNameCode, LONGNAME_SUFFIX, longNameKind, ZERO_IV, type NameCodec } from '../names/index.js';
 import { deriveCiphers } from '../vault/keys.js';
@@ -53,6 +53,13 @@ export interface ReverseViewOptions {
   oneFileSystem?: boolean;
   backend?: BackendName;
   logger?: Logger;
+}
+
+/** ReverseView.open: the password, and optionally where the config is. */
+export interface ReverseViewOpenOptions extends Omit<ReverseViewOptions, 'format' | 'configPath' | 'configCustom'> {
+  password: string | Uint8Array;
+  /** Default PLAINDIR/.gocryptfs.reverse.conf; another path hides gocryptfs.conf from the view (like -config). */
+  configPath?: string;
 }
 
 /** What an encrypted path names. */
@@ -93,6 +100,28 @@ export class ReverseView {
   private readonly rootDev: bigint | null;
   private readonly inoMap: InoMap;
   private readonly longNames = new LongNameIndex();
+
+  /**
+   * Opens the view of `plaindir` with the password of its config
+   * (`.gocryptfs.reverse.conf`, or `configPath`). Fails with the config
+   * errors of Vault.open (EPASSWORD, ECONFIGMISSING, ...) and EINVAL for a
+   * config without AES-SIV.
+   */
+  static async open(plaindir: string, opts: ReverseViewOpenOptions): Promise<ReverseView> {
+    const configPath = opts.configPath ?? join(plaindir, REVERSE_CONF_NAME);
+    const conf = await readConfFile(configPath);
+    const key = await unlockConf(conf, typeof opts.password === 'string' ? Buffer.from(opts.password, 'utf8') : opts.password);
+    try {
+      const o: ReverseViewOptions = { format: confFormat(conf), configPath, configCustom: opts.configPath !== undefined };
+      if (opts.excluder !== undefined) o.excluder = opts.excluder;
+      if (opts.oneFileSystem !== undefined) o.oneFileSystem = opts.oneFileSystem;
+      if (opts.backend !== undefined) o.backend = opts.backend;
+      if (opts.logger !== undefined) o.logger = opts.logger;
+      return new ReverseView(plaindir, key, o);
+    } finally {
+      key.fill(0);
+    }
+  }
 
   constructor(plaindir: string, masterKey: Uint8Array, opts: ReverseViewOptions) {
     if (opts.format.cipher !== 'aes-siv') throw fsError('EINVAL', undefined, undefined, 'reverse mode needs AES-SIV');
@@ -361,6 +390,17 @@ export class ReverseView {
         return ReverseFile.passThrough(this.opts.configPath, cpath);
       case 'real':
         return ReverseFile.encrypting(n.abs, cpath, this.content, (st) => this.ivsFor(n.cpath, st));
+    }
+  }
+
+  /** The whole content of a file of the view (encrypted file, virtual file or the config). */
+  async readFile(cpath: string): Promise<Buffer> {
+    const size = Number((await this.stat(cpath)).size);
+    const f = await this.open(cpath);
+    try {
+      return await f.read(size, 0);
+    } finally {
+      await f.close();
     }
   }
 

@@ -14,10 +14,8 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import { describeRun, initCipherdir, mountImpl, run, unmountAndReap, withMount, type MountImpl } from '../helpers/mount.js';
+import { describeRun, initCipherdir, mountImpl, PASSWORD, run, unmountAndReap, withMount, type MountImpl } from '../helpers/mount.js';
 import { useMountTmp } from '../helpers/mount-suite.js';
-import { dumpMasterKey } from '../helpers/gocryptfs.js';
-import { confFormat, readConfFile } from '../../src/config/index.js';
 import { ReverseView } from '../../src/reverse/index.js';
 import { BIN } from '../helpers/paths.js';
 
@@ -193,8 +191,7 @@ test('excludes: -exclude, -exclude-wildcard, -exclude-from hide the same entries
     const hidden = ['a.txt', `sub/${LONG_FILE}`, 'x.log', 'cache/c1', 'cache/deeper', 'multi_10000.bin'];
     await assertForwardGivesBack(ours, plain, join(base, 'fwd-ex'), 'excludes', hidden);
     // Looking up a hidden entry by its encrypted name is refused, as in gocryptfs.
-    const conf = await readConfFile(join(plain, REVERSE_CONF));
-    const view = new ReverseView(plain, Buffer.from(await dumpMasterKey(join(plain, REVERSE_CONF)), 'hex'), { format: confFormat(conf), configPath: join(plain, REVERSE_CONF), configCustom: false });
+    const view = await ReverseView.open(plain, { password: PASSWORD });
     await assert.rejects(fsp.stat(join(ours, view.encryptPath('a.txt'))), { code: 'EPERM' });
     await assert.rejects(fsp.stat(join(ours, view.encryptPath('x.log'))), { code: 'EPERM' });
     await fsp.stat(join(ours, view.encryptPath('sub/hard'))); // the same inode under a name that is not excluded

@@ -4,7 +4,8 @@
  * file of the GCM, SIV and XChaCha fixtures and of broken files;
  * -dumpmasterkey with right, wrong and empty passwords; -encrypt-paths and
  * -decrypt-paths (also -0) through one control socket of a tscryptfs mount,
- * forward and reverse, where stderr must match too; usage errors.
+ * forward and reverse, where stderr must match too; usage errors; and -aegis,
+ * which only tscryptfs-xray has, against the bytes of an AEGIS file.
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +17,7 @@ import { GOCRYPTFS_XRAY } from '../helpers/gocryptfs.js';
 import { materializeVector } from '../helpers/fixtures.js';
 import { REPO_ROOT, VECTORS_DIR } from '../helpers/paths.js';
 import { xrayMain } from '../../src/cli/xray/xray-main.js';
+import { Vault } from '../../src/index.js';
 
 const T = { timeout: 120_000 };
 const XRAY = join(REPO_ROOT, 'bin', 'tscryptfs-xray');
@@ -140,4 +142,29 @@ test('usage: no argument, unknown flag, two operations, -version', T, async () =
   const v = await ours(['-version']);
   assert.equal(v.code, 0);
   assert.match(v.stdout, /^tscryptfs-xray \d+\.\d+\.\d+; node v\d+/);
+});
+
+test('-aegis (no gocryptfs-xray has it): 32-byte nonces, tags at the end, 4144-byte blocks', T, async (t) => {
+  const cdir = join(tmp, 'aegis');
+  await fsp.mkdir(cdir);
+  let vault: Vault;
+  try {
+    vault = await Vault.init(cdir, { password: 'pw', cipher: 'aegis', scryptLogN: 10 });
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOTSUP') return t.skip('AEGIS is not available here (TSCRYPTFS_AEGIS)');
+    throw err;
+  }
+  await vault.writeFile('/f', Buffer.alloc(5000, 7));
+  const file = await vault.cipherPath('/f');
+  await vault.close();
+  const bytes = await fsp.readFile(file);
+  const r = await oursInProcess(['-aegis', file]);
+  assert.equal(r.code, 0);
+  const hex = (a: number, b: number): string => bytes.subarray(a, b).toString('hex');
+  assert.equal(
+    r.stdout,
+    `Header: Version: 2, Id: ${hex(2, 18)}, assuming Aegis256X2 mode\n` +
+      `Block  0: IV: ${hex(18, 50)}, Tag: ${hex(18 + 4144 - 16, 18 + 4144)}, Offset:    18 Len: 4144\n` +
+      `Block  1: IV: ${hex(4162, 4194)}, Tag: ${hex(bytes.length - 16, bytes.length)}, Offset:  4162 Len: ${bytes.length - 4162}\n`,
+  );
 });

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { confFormat, readConfFile } from '../../src/config/index.js';
-import { ReverseView, REVERSE_CONF_NAME } from '../../src/reverse/index.js';
+import { ReverseView, REVERSE_CONF_NAME } from '../../src/index.js';
 import { fixtureMasterKey, readManifest } from '../helpers/fixtures.js';
 import { VECTORS_DIR } from '../helpers/paths.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
@@ -33,9 +33,7 @@ before(async () => {
     await fsp.rm(p);
     await fsp.symlink(e.target!, p);
   }
-  const confPath = join(plain, REVERSE_CONF_NAME);
-  const conf = await readConfFile(confPath);
-  view = new ReverseView(plain, Buffer.from(fixtureMasterKey(FIXTURE), 'hex'), { format: confFormat(conf), configPath: confPath, configCustom: false });
+  view = await ReverseView.open(plain, { password: 'test' });
 });
 after(() => removeTempDir(tmp));
 
@@ -103,4 +101,17 @@ test('long names: entries made or removed after a listing are found or gone at o
   await assert.rejects(view.stat(cpath), { code: 'ENOENT' });
   await assert.rejects(view.stat(`${cpath}.name`), { code: 'ENOENT' });
   assert.deepEqual((await view.readdir('')).sort(), before.sort());
+});
+
+test('the library API: open with the password or the master key, readFile, config errors', async () => {
+  const confPath = join(plain, REVERSE_CONF_NAME);
+  const byKey = new ReverseView(plain, Buffer.from(fixtureMasterKey(FIXTURE), 'hex'), { format: confFormat(await readConfFile(confPath)), configPath: confPath, configCustom: false });
+  const p = 'RzRl2ugLiiA0-1CWYrCprA';
+  assert.deepEqual(await byKey.readFile(p), await view.readFile(p));
+  assert.deepEqual(await view.readFile(p), await fsp.readFile(join(VECTORS_DIR, FIXTURE, 'cipher_view', p)));
+  assert.deepEqual(await view.readFile('gocryptfs.conf'), await fsp.readFile(confPath));
+  await assert.rejects(ReverseView.open(plain, { password: 'wrong' }), { code: 'EPASSWORD' });
+  await assert.rejects(ReverseView.open(tmp, { password: 'test' }), { code: 'ECONFIGMISSING' });
+  const custom = await ReverseView.open(plain, { password: 'test', configPath: confPath });
+  assert.equal((await custom.readdir('')).includes('gocryptfs.conf'), false, 'a config given by path is not shown');
 });
