@@ -18,8 +18,8 @@ export interface FuseInstance extends EventEmitter {
   mount(cb: (err: Error | null) => void): void;
   /** The attribute cache's generation (0: cache off or not mounted). */
   attrGen(): number;
-  /** Fills the attribute cache for `paths`, unless a change happened since `gen`. */
-  attrPrefill(gen: number, paths: string[], stats: unknown[]): void;
+  /** Fills the attribute cache for `paths` (noXattrs[i] = 1: no xattrs at all), unless a change happened since `gen`. */
+  attrPrefill(gen: number, paths: string[], stats: unknown[], noXattrs: Uint8Array): void;
   unmount(cb: (err: Error | null) => void): void;
 }
 

@@ -49,8 +49,8 @@ export interface FuseOperations {
 export interface AttrCacheHook {
   /** Its generation now; 0 when the cache is off. */
   gen(): number;
-  /** Stores the attributes of `paths` unless something changed since `gen`. */
-  prefill(gen: number, paths: string[], stats: BigIntStats[]): void;
+  /** Stores the attributes of `paths` (and, where `noXattrs` is 1, that they have no xattrs) unless something changed since `gen`. */
+  prefill(gen: number, paths: string[], stats: BigIntStats[], noXattrs: Uint8Array): void;
 }
 
 export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger): FuseOperations {
@@ -137,12 +137,14 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
         const base = path === '/' ? '' : path;
         const paths: string[] = [];
         const stats: BigIntStats[] = [];
+        const noXattrs = new Uint8Array(listed.length);
         for (const e of listed) {
           if (e.stat === undefined) continue;
+          if (e.noXattrs === true) noXattrs[paths.length] = 1;
           paths.push(`${base}/${e.name}`);
           stats.push(e.stat);
         }
-        cache.prefill(gen, paths, stats);
+        cache.prefill(gen, paths, stats, noXattrs.subarray(0, paths.length));
         return listed.map((e) => e.name);
       }, (names) => [names]);
     },

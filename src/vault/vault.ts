@@ -262,22 +262,25 @@ export class Vault {
   }
 
   /**
-   * readdir plus each entry's attributes as stat() would give them, read in
-   * the same pass (a mount hands them to the kernel's coming lookups).
-   * Symlinks get none: their size needs the target decrypted.
+   * readdir plus each entry's attributes as stat() would give them, and
+   * whether it has no extended attributes at all, read in the same pass (a
+   * mount hands them to the kernel's coming lookups and ACL queries).
+   * Symlinks get neither: their size needs the target decrypted.
    */
-  async readdirWithStats(path: string): Promise<{ name: string; stat?: BigIntStats }[]> {
+  async readdirWithStats(path: string): Promise<{ name: string; stat?: BigIntStats; noXattrs?: boolean }[]> {
     const { dir, entries } = await this.listing(path);
     const layout = this.ciphers.content.layout;
-    const out: { name: string; stat?: BigIntStats }[] = [];
+    const out: { name: string; stat?: BigIntStats; noXattrs?: boolean }[] = [];
     for (const { name, diskName } of entries) {
-      const st = await fsx.lstat(join(dir, diskName), { bigint: true }).catch(() => null);
+      const p = join(dir, diskName);
+      const st = await fsx.lstat(p, { bigint: true }).catch(() => null);
       if (st === null || st.isSymbolicLink()) {
         out.push({ name });
         continue;
       }
       if (st.isFile()) setSize(st, cipherSizeToPlainSize(layout, Number(st.size)));
-      out.push({ name, stat: st });
+      const noXattrs = await xattr.listAttributes(p).then((names) => names.length === 0, () => false);
+      out.push({ name, stat: st, noXattrs });
     }
     return out;
   }

@@ -1,7 +1,8 @@
 /**
  * Attribute coherence on a real mount of MOUNT_IMPL: a stat right after any
  * change made through the mount shows that change (the mount answers
- * repeated getattrs from a cache; every change must empty it), a change made
+ * repeated getattrs, and xattr queries after a listing, from a cache; every
+ * change must empty it), a change made
  * through a second mount of the same cipher directory shows within about a
  * second, and at once with -sharedstorage.
  */
@@ -9,6 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
+import * as xattr from '../../src/vault/xattr-io.js';
 import { mountImpl, sleep, unmountAndReap } from '../helpers/mount.js';
 import { rejectsWith, useMountFixture } from '../helpers/mount-suite.js';
 
@@ -59,6 +61,28 @@ test('a stat right after a change through the mount shows it: write, truncate, c
   assert.ok((await fsp.stat(join(dir, 'sub'))).isDirectory(), 'stat after mkdir');
   await fsp.rm(dir, { recursive: true });
   await rejectsWith(fsp.stat(dir), 'ENOENT', 'stat after rm -r');
+});
+
+test('after a listing, xattrs and sizes still show every change made through the mount', T, async () => {
+  const dir = fx.p('xa');
+  await fsp.mkdir(dir);
+  for (let i = 0; i < 5; i++) await fsp.writeFile(join(dir, `f${i}`), 'content');
+  for (let round = 0; round < 3; round++) {
+    const names = await fsp.readdir(dir); // the listing fills the mount's caches
+    assert.equal(names.length, 5);
+    const f = join(dir, `f${round}`);
+    assert.deepEqual(await xattr.listAttributes(f), [], 'no xattrs yet');
+    await rejectsWith(xattr.getAttribute(f, 'user.k'), 'ENODATA', 'absent xattr');
+    await xattr.setAttribute(f, 'user.k', `v${round}`);
+    assert.equal((await xattr.getAttribute(f, 'user.k')).toString(), `v${round}`, 'set right after a listing');
+    assert.deepEqual(await xattr.listAttributes(f), ['user.k']);
+    await fsp.readdir(dir);
+    await fsp.appendFile(f, 'more');
+    assert.equal((await fsp.stat(f)).size, 11, 'size right after a listing and an append');
+    await xattr.removeAttribute(f, 'user.k');
+    await fsp.readdir(dir);
+    await rejectsWith(xattr.getAttribute(f, 'user.k'), 'ENODATA', 'removed xattr');
+  }
 });
 
 /** Polls `probe` until it returns true; resolves to the milliseconds that took. */
