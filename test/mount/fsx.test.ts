@@ -18,7 +18,7 @@ const SEED = 20261130;
 const dir = useMountTmp('fsx');
 
 for (const [i, cipher] of ALL_FSX_CIPHERS.entries()) {
-  test(`fsx: ${OPS} random operations on a ${cipher} mount match a plain directory`, { timeout: 120_000, skip: !cipherSupported(MOUNT_IMPL, cipher) && `${MOUNT_IMPL} cannot mount ${cipher}` }, async () => {
+  test(`fsx, ${cipher}: ${OPS} random operations on the mount match a plain directory`, { timeout: 120_000, skip: !cipherSupported(MOUNT_IMPL, cipher) && `${MOUNT_IMPL} cannot mount ${cipher}` }, async () => {
     const [res] = await fsxSession({ impl: MOUNT_IMPL, cipher, work: dir.tmp, seeds: [SEED + i], ops: OPS });
     assert.ok(res);
     assert.equal(res.mismatch, undefined, describeMismatch(`${MOUNT_IMPL} ${cipher}`, res));
