@@ -5,6 +5,7 @@
 import type { Vault } from '../vault/index.js';
 import type { ReverseView } from '../reverse/index.js';
 import type { Logger } from '../util/logger.js';
+import { DIRECT_IO } from '../util/fs-ops.js';
 import { loadFuse, type FuseInstance } from './fuse-native.js';
 import { makeOperations, type FuseOperations } from './operations.js';
 import { makeReverseOperations } from './reverse-operations.js';
@@ -83,6 +84,9 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // write, and a trip to JS for that doubled the requests of a dd.
     rejectCapability: !(o.suid ?? false),
     attrCache: o.attrCache ?? true,
+    // With direct system calls each request is answered in one go on the
+    // JS thread, which lets unlink/rmdir forget only their own cache entries.
+    attrCacheAtomicHandlers: DIRECT_IO,
     allowOther: o.allowOther ?? false,
     kernelCache: o.kernelCache ?? false,
     fsname: o.fsname ?? source,

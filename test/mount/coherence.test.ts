@@ -85,6 +85,29 @@ test('after a listing, xattrs and sizes still show every change made through the
   }
 });
 
+test('after a listing, unlink and rmdir show at once, also to the other names of a hard-linked file', T, async () => {
+  const dir = fx.p('ul');
+  await fsp.mkdir(dir);
+  await fsp.mkdir(join(dir, 'sub'));
+  for (let i = 0; i < 4; i++) await fsp.writeFile(join(dir, `f${i}`), `file ${i}`);
+  await fsp.link(join(dir, 'f0'), join(dir, 'g0'));
+  await fsp.readdir(dir); // fills the caches with every entry, g0 and f0 with nlink 2
+  assert.equal((await fsp.stat(join(dir, 'g0'))).nlink, 2);
+  await fsp.unlink(join(dir, 'f0'));
+  assert.equal((await fsp.stat(join(dir, 'g0'))).nlink, 1, 'the other name of a hard link right after unlink');
+  await rejectsWith(fsp.stat(join(dir, 'f0')), 'ENOENT', 'stat right after unlink');
+  for (let i = 1; i < 4; i++) {
+    await fsp.readdir(dir);
+    await fsp.unlink(join(dir, `f${i}`));
+    await rejectsWith(fsp.stat(join(dir, `f${i}`)), 'ENOENT', `stat of f${i} right after unlink`);
+    assert.equal(await fsp.readFile(join(dir, 'g0'), 'utf8'), 'file 0', 'a sibling still reads');
+  }
+  await fsp.readdir(dir);
+  await fsp.rmdir(join(dir, 'sub'));
+  await rejectsWith(fsp.stat(join(dir, 'sub')), 'ENOENT', 'stat right after rmdir');
+  assert.deepEqual((await fsp.readdir(dir)).sort(), ['g0']);
+});
+
 /** Polls `probe` until it returns true; resolves to the milliseconds that took. */
 async function settle(probe: () => Promise<boolean>, limitMs: number): Promise<number> {
   const start = Date.now();

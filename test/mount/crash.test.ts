@@ -13,8 +13,8 @@
  *   mount, exactly the blocks the Vault API finds undecryptable; gocryptfs
  *   -fsck agrees (clean when there are none).
  *
- * TODO(-fsck): when `tscryptfs -fsck` lands, assert that it reports exactly
- * the torn blocks found here (see checkWithFsck below).
+ * - tscryptfs -fsck reports exactly those blocks (file and block number),
+ *   and exits 26 when there are any, 0 when there are none.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,7 +22,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { Vault } from '../../src/index.js';
 import { gocryptfsFsck } from '../helpers/gocryptfs.js';
-import { daemonPids, isAlive, mountImpl, PASSWORD, unmount, unmountAndReap, waitFor } from '../helpers/mount.js';
+import { daemonPids, EXTPASS, isAlive, mountImpl, PASSWORD, runImpl, unmount, unmountAndReap, waitFor } from '../helpers/mount.js';
 import { assertBytes, MOUNT_IMPL, useCipherdir } from '../helpers/mount-suite.js';
 import { startStorm, stormBytes, type StormSpec } from '../helpers/write-storm.js';
 import { prng } from '../helpers/tree.js';
@@ -160,7 +160,7 @@ for (let run = 0; run < RUNS; run++) {
   });
 }
 
-test('after the crashes: gocryptfs -fsck agrees with the torn blocks found (TODO: tscryptfs -fsck too)', T, async (t) => {
+test('after the crashes: tscryptfs -fsck reports exactly the torn blocks found, and gocryptfs -fsck agrees', T, async (t) => {
   t.diagnostic(`${survived} crash runs survived; torn blocks (EIO): ${tornSoFar.join(', ') || 'none'}`);
   const r = await gocryptfsFsck(fx.cipherdir);
   const out = r.stdout + r.stderr;
@@ -170,7 +170,10 @@ test('after the crashes: gocryptfs -fsck agrees with the torn blocks found (TODO
   } else {
     assert.notEqual(r.code, 0, `gocryptfs -fsck should report the torn blocks ${tornSoFar.join(', ')}:\n${out}`);
   }
-  // TODO(-fsck): `tscryptfs -fsck -extpass 'echo test' CIPHERDIR` must exit with its "problems found"
-  // code exactly when tornSoFar is non-empty and name exactly those blocks (file and block number).
+  const ours = await runImpl('tscryptfs', ['-fsck', '-q', ...EXTPASS, fx.cipherdir]);
+  const report = ours.stdout + ours.stderr;
+  assert.equal(ours.code, tornSoFar.length === 0 ? 0 : 26, `tscryptfs -fsck exit ${ours.code}:\n${report}`);
+  const reported = [...report.matchAll(/corrupt file "([^"]+)": block (\d+) /g)].map((m) => `${m[1]!.replace(/^\//, '')}#${m[2]}`);
+  assert.deepEqual([...new Set(reported)].sort(), [...tornSoFar].sort(), `tscryptfs -fsck names exactly the torn blocks:\n${report}`);
   assert.equal(survived, RUNS, 'every crash run passed');
 });
