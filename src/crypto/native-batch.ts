@@ -7,9 +7,7 @@
  * or refused (TSCRYPTFS_NATIVE_BATCH=0), the per-block node:crypto path is
  * used; both give the same bytes (test/unit/crypto-native-batch.test.ts).
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { loadNativeAddon } from '../util/native-addon.js';
 import { authError, type Aead } from './aead.js';
 import { TAG_SIZE } from './aead-checks.js';
 
@@ -24,26 +22,12 @@ interface BatchBinding {
   openBlocks(cipher: BatchCipher, key: Uint8Array, sealed: Uint8Array, cipherBlockSize: number, aads: Uint8Array, aadLen: number, out: Uint8Array): number;
 }
 
-const ADDON = 'native/build/Release/tscryptfs_batch.node';
-
 /** Loaded once per process; null when unavailable (the file cannot change while we run). */
 let cached: BatchBinding | null | undefined;
 
 export function batchBinding(): BatchBinding | null {
   if (cached !== undefined) return cached;
-  cached = null;
-  if (process.env.TSCRYPTFS_NATIVE_BATCH === '0') return cached;
-  // dist/src/crypto/ when compiled, src/crypto/ when run from source.
-  for (const rel of [`../../../${ADDON}`, `../../${ADDON}`]) {
-    const path = fileURLToPath(new URL(rel, import.meta.url));
-    if (!existsSync(path)) continue;
-    try {
-      cached = createRequire(import.meta.url)(path) as BatchBinding;
-    } catch {
-      cached = null;
-    }
-    break;
-  }
+  cached = process.env.TSCRYPTFS_NATIVE_BATCH === '0' ? null : loadNativeAddon<BatchBinding>('tscryptfs_batch.node');
   return cached;
 }
 

@@ -4,9 +4,7 @@
  * (no compiler at install time) `fallocate` returns 'unavailable' and
  * `seekData` null, and callers do without.
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { loadNativeAddon } from './native-addon.js';
 import { constants as osConstants } from 'node:os';
 
 interface SysBinding {
@@ -17,25 +15,11 @@ interface SysBinding {
 /** Reserve without changing the file size. */
 export const FALLOC_FL_KEEP_SIZE = 0x01;
 
-const ADDON = 'native/build/Release/tscryptfs_sys.node';
-
 /** Loaded once per process; null when unavailable (the file cannot change while we run). */
 let cached: SysBinding | null | undefined;
 
 function binding(): SysBinding | null {
-  if (cached !== undefined) return cached;
-  cached = null;
-  // dist/src/util/ when compiled, src/util/ when run from source.
-  for (const rel of [`../../../${ADDON}`, `../../${ADDON}`]) {
-    const path = fileURLToPath(new URL(rel, import.meta.url));
-    if (!existsSync(path)) continue;
-    try {
-      cached = createRequire(import.meta.url)(path) as SysBinding;
-    } catch {
-      cached = null;
-    }
-    break;
-  }
+  if (cached === undefined) cached = loadNativeAddon<SysBinding>('tscryptfs_sys.node');
   return cached;
 }
 
