@@ -22,6 +22,13 @@ export class HandleTable<F extends Closable = VaultFile> {
     return this.handles.get(fh);
   }
 
+  /** The file of `fh`; EBADF when there is none. */
+  need(fh: number): F {
+    const f = this.handles.get(fh);
+    if (!f) throw Object.assign(new Error('bad file handle'), { code: 'EBADF' });
+    return f;
+  }
+
   remove(fh: number): F | undefined {
     const f = this.handles.get(fh);
     this.handles.delete(fh);

@@ -15,6 +15,7 @@ import { constants as OS } from 'node:os';
 import type { Vault } from '../vault/index.js';
 import type { Logger } from '../util/logger.js';
 import { toErrno } from './errno.js';
+import { CallCounter, makeAnswer, statfsReply } from './answer.js';
 import type { FuseCallback, FuseTime } from './fuse-native.js';
 import { HandleTable, type Closable } from './handle-table.js';
 import { HiddenFiles, isHiddenPath } from './hidden-files.js';
@@ -56,22 +57,9 @@ export interface AttrCacheHook {
 export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger): FuseOperations {
   const handles = new HandleTable();
   const hidden = new HiddenFiles(vault, handles);
-  let last = Date.now();
-  const calls: Record<string, number> = {};
+  const calls = new CallCounter();
+  const answer = makeAnswer(calls, log);
   let attrCache: AttrCacheHook | null = null;
-  const arrived = (op: string): void => {
-    last = Date.now();
-    calls[op] = (calls[op] ?? 0) + 1;
-  };
-
-  /** Runs `work` and answers the callback: 0 (plus a value) on success, -errno on failure. */
-  const answer = <T>(op: string, path: string, cb: FuseCallback, work: () => Promise<T>, reply?: (v: T) => unknown[]): void => {
-    arrived(op);
-    work().then(
-      (v) => cb(0, ...(reply ? reply(v) : [])),
-      (err: unknown) => cb(toErrno(err, op, path, log)),
-    );
-  };
   /**
    * Like `answer`, for the operations libfuse2 follows with a getattr of the
    * same path (chmod, chown, utimens, truncate, mkdir, mknod, symlink, link):
@@ -86,11 +74,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     }, (st) => [st]);
   };
   const fail = (cb: FuseCallback, code: 'EPERM' | 'EOPNOTSUPP'): void => cb(-OS.errno[code]);
-  const handle = (fh: number) => {
-    const f = handles.get(fh);
-    if (!f) throw Object.assign(new Error('bad file handle'), { code: 'EBADF' });
-    return f;
-  };
+  const handle = (fh: number) => handles.need(fh);
 
   const ops = {
     init(cb: FuseCallback): void {
@@ -98,21 +82,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     statfs(path: string, cb: FuseCallback): void {
-      answer('statfs', path, cb, () => vault.statfs(), (s) => [
-        {
-          bsize: s.bsize,
-          frsize: s.bsize,
-          blocks: s.blocks,
-          bfree: s.bfree,
-          bavail: s.bavail,
-          files: s.files,
-          ffree: s.ffree,
-          favail: s.ffree,
-          fsid: 0,
-          flag: 0,
-          namemax: 255,
-        },
-      ]);
+      answer('statfs', path, cb, () => vault.statfs(), (s) => [statfsReply(s)]);
     },
 
     getattr(path: string, cb: FuseCallback): void {
@@ -167,7 +137,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     read(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
-      arrived('read');
+      calls.arrived('read');
       (async () => handle(fh).readInto(buf, len, pos))().then(
         (n) => cb(n),
         (err: unknown) => cb(toErrno(err, 'read', path, log)),
@@ -175,7 +145,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     write(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
-      arrived('write');
+      calls.arrived('write');
       (async () => handle(fh).write(buf.subarray(0, len), pos))().then(
         (n) => cb(n),
         (err: unknown) => cb(toErrno(err, 'write', path, log)),
@@ -275,5 +245,5 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last, calls: () => ({ ...calls }), useAttrCache: (c) => void (attrCache = c) };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => calls.last, calls: () => calls.snapshot(), useAttrCache: (c) => void (attrCache = c) };
 }

@@ -8,37 +8,23 @@ import { constants as C, type BigIntStats } from 'node:fs';
 import type { ReverseView, ReverseFile } from '../reverse/index.js';
 import type { Logger } from '../util/logger.js';
 import { toErrno } from './errno.js';
+import { CallCounter, makeAnswer, statfsReply } from './answer.js';
 import type { FuseCallback } from './fuse-native.js';
 import { HandleTable } from './handle-table.js';
 import type { FuseOperations } from './operations.js';
 
 export function makeReverseOperations(view: ReverseView, log: Logger): FuseOperations {
   const handles = new HandleTable<ReverseFile>();
-  let last = Date.now();
-  const calls: Record<string, number> = {};
-
-  const answer = <T>(op: string, path: string, cb: FuseCallback, work: () => Promise<T>, reply?: (v: T) => unknown[]): void => {
-    last = Date.now();
-    calls[op] = (calls[op] ?? 0) + 1;
-    work().then(
-      (v) => cb(0, ...(reply ? reply(v) : [])),
-      (err: unknown) => cb(toErrno(err, op, path, log)),
-    );
-  };
-  const handle = (fh: number): ReverseFile => {
-    const f = handles.get(fh);
-    if (!f) throw Object.assign(new Error('bad file handle'), { code: 'EBADF' });
-    return f;
-  };
+  const calls = new CallCounter();
+  const answer = makeAnswer(calls, log);
+  const handle = (fh: number): ReverseFile => handles.need(fh);
 
   const ops = {
     init(cb: FuseCallback): void {
       cb(0);
     },
     statfs(path: string, cb: FuseCallback): void {
-      answer('statfs', path, cb, () => view.statfs(), (s) => [
-        { bsize: s.bsize, frsize: s.bsize, blocks: s.blocks, bfree: s.bfree, bavail: s.bavail, files: s.files, ffree: s.ffree, favail: s.ffree, fsid: 0, flag: 0, namemax: 255 },
-      ]);
+      answer('statfs', path, cb, () => view.statfs(), (s) => [statfsReply(s)]);
     },
     getattr(path: string, cb: FuseCallback): void {
       answer('getattr', path, cb, () => view.stat(path), (st: BigIntStats) => [st]);
@@ -68,8 +54,7 @@ export function makeReverseOperations(view: ReverseView, log: Logger): FuseOpera
       answer('open', path, cb, async () => handles.add(await view.open(path, flags & ~(C.O_APPEND | C.O_EXCL))), (fh) => [fh]);
     },
     read(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
-      last = Date.now();
-      calls.read = (calls.read ?? 0) + 1;
+      calls.arrived('read');
       (async () => handle(fh).read(len, pos))().then(
         (data) => cb(data.copy(buf, 0, 0, Math.min(data.length, len))),
         (err: unknown) => cb(toErrno(err, 'read', path, log)),
@@ -85,5 +70,5 @@ export function makeReverseOperations(view: ReverseView, log: Logger): FuseOpera
     },
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => last, calls: () => ({ ...calls }), useAttrCache: () => undefined };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => calls.last, calls: () => calls.snapshot(), useAttrCache: () => undefined };
 }
