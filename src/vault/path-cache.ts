@@ -7,8 +7,8 @@
  * stale when a directory on the path is removed or replaced, which changes
  * an IV. The Vault does that only in rmdir and rename and then calls
  * `forgetTree` with the cipher path; a change made by another program (a
- * second mount, gocryptfs on the same directory) is bounded by the same
- * one-second lifetime as the DirIV cache. A stale entry cannot point at the
+ * second mount, gocryptfs on the same directory) is bounded by a
+ * one-second lifetime, as in gocryptfs's DirIV cache. A stale entry cannot point at the
  * wrong file: names sealed with an old IV do not exist under a new one, so
  * the worst case is ENOENT until the slot expires.
  *

@@ -6,10 +6,9 @@
 import { join, posix } from 'node:path';
 import type { FormatOptions } from '../config/format.js';
 import { CONF_NAME } from '../config/conf-file.js';
-import { readDirIV, ZERO_IV, type NameCodec, invalidNameCode } from '../names/index.js';
+import { readDirIV, ZERO_IV, type NameCodec, invalidNameCode, NAME_MAX } from '../names/index.js';
 import { fsError, hasCode } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
-import type { DirIVCache } from './dir-iv-cache.js';
 import { PathCache, type DirSlot } from './path-cache.js';
 import { fsx } from '../util/fs-ops.js';
 
@@ -34,7 +33,6 @@ export class PathMapper {
     readonly root: string,
     private readonly format: FormatOptions,
     private readonly codec: NameCodec | null,
-    private readonly ivCache: DirIVCache,
     private readonly log?: Logger,
   ) {}
 
@@ -43,17 +41,18 @@ export class PathMapper {
     const norm = posix.normalize('/' + plainPath);
     const parts = norm.split('/').filter((p) => p.length > 0);
     for (const p of parts) {
+      // Short names without NUL are fine as they are (UTF-8 takes at most 3 bytes per UTF-16 unit;
+      // split() removed '/', normalize() "." and ".."): no buffer per component on every request.
+      if (p.length * 3 <= NAME_MAX && !p.includes('\0')) continue;
       const bad = invalidNameCode(Buffer.from(p, 'utf8'));
       if (bad) throw fsError(bad, syscall, plainPath);
     }
     return parts;
   }
 
-  /** The name IV of a cipher directory. */
+  /** The name IV of a cipher directory, read from disk (the path cache keeps it). */
   async dirIV(cipherDir: string): Promise<Buffer> {
     if (!this.format.dirIV) return ZERO_IV;
-    const hit = this.ivCache.get(cipherDir);
-    if (hit) return hit;
     let iv: Buffer;
     try {
       iv = await readDirIV(cipherDir);
@@ -67,7 +66,6 @@ export class PathMapper {
       this.log?.warn(`${cipherDir}: ${e.message}`);
       throw e;
     }
-    this.ivCache.set(cipherDir, iv);
     return iv;
   }
 
@@ -109,6 +107,12 @@ export class PathMapper {
     return slot;
   }
 
+  /** Cipher path and name IV of a plaintext directory. */
+  async dir(plainPath: string, syscall: string): Promise<{ cipherDir: string; iv: Buffer }> {
+    const parts = this.components(plainPath, syscall);
+    return this.dirSlot(parts, parts.length, syscall, plainPath);
+  }
+
   /** Cipher path of a whole plaintext path. */
   async cipherPath(plainPath: string, syscall = 'lstat'): Promise<string> {
     const parts = this.components(plainPath, syscall);
@@ -127,12 +131,10 @@ export class PathMapper {
 
   /** Forgets what is cached for a cipher directory and everything below it (it was removed or renamed). */
   forgetTree(cipherDir: string): void {
-    this.ivCache.forgetTree(cipherDir);
     this.paths.forgetTree(cipherDir);
   }
 
   clear(): void {
-    this.ivCache.clear();
     this.paths.clear();
   }
 

@@ -35,7 +35,6 @@ import {
 } from '../names/index.js';
 import { configError, fsError, hasCode, type CodedError } from '../util/errors.js';
 import { stderrLogger, type Logger } from '../util/logger.js';
-import { DirIVCache } from './dir-iv-cache.js';
 import { openFd, fstat, closeFd } from './fd-io.js';
 import { truncateContent, type ContentFile } from './file-content.js';
 import { FileStateTable } from './file-state.js';
@@ -75,7 +74,6 @@ export class Vault {
   private readonly nativeMknod: VaultCommonOptions['mknod'];
   private readonly ciphers: VaultCiphers;
   private readonly mapper: PathMapper;
-  private readonly ivCache = new DirIVCache();
   /** Ciphertext buffers, sized for the largest FUSE read or write (128 KiB, unaligned: 33 blocks). */
   private readonly cipherBuffers: BufferPool;
   private readonly files = new FileStateTable();
@@ -94,7 +92,7 @@ export class Vault {
     this.nativeMknod = opts.mknod;
     this.prealloc = new Preallocator(!(opts.noPrealloc ?? false), this.log);
     this.ciphers = deriveCiphers(masterKey, format, opts.backend);
-    this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.ivCache, this.log);
+    this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.log);
     this.cipherBuffers = new BufferPool(33 * this.ciphers.content.layout.cipherBlockSize);
   }
 
@@ -287,7 +285,8 @@ export class Vault {
 
   /** The visible entries of a directory: plaintext name and name on disk. */
   private async listing(path: string): Promise<{ dir: string; entries: { name: string; diskName: string }[] }> {
-    const dir = await this.resolve(path, 'scandir');
+    this.assertOpen();
+    const { cipherDir: dir, iv } = await this.mapper.dir(path, 'scandir');
     let names: string[];
     try {
       names = await fsx.readdir(dir);
@@ -300,9 +299,6 @@ export class Vault {
       const visible = names.filter((n) => !(isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')));
       return { dir, entries: visible.map((n) => ({ name: n, diskName: n })) };
     }
-    const iv = await this.mapper.dirIV(dir).catch((err: unknown) => {
-      throw this.plainError(err, 'scandir', path);
-    });
     const entries: { name: string; diskName: string }[] = [];
     for (const n of names) {
       if (isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')) continue;
