@@ -47,6 +47,20 @@ export interface Mounted {
 /** libfuse2 writes in 4 KiB pieces unless asked for big writes. */
 const MAX_WRITE = 131072;
 
+/**
+ * How long, in microseconds, the two threads of a request stay awake waiting
+ * for each other (patched binding, Documentation/fuse-native.md): the libfuse
+ * thread for its answer, the JS event loop for the next request. Waking a
+ * sleeping thread costs about 100 us on an idle virtual machine, and
+ * untarring a source tree went from 39 s to 22 s with these. For
+ * measurements, TSCRYPTFS_SPIN=ANSWER,LOOP overrides them ("0,0": off).
+ */
+export function spinSettings(env: string | undefined = process.env.TSCRYPTFS_SPIN): { answer: number; loop: number } {
+  const m = env === undefined ? null : /^(\d+),(\d+)$/.exec(env.trim());
+  if (m) return { answer: Number(m[1]), loop: Number(m[2]) };
+  return { answer: 20, loop: 200 };
+}
+
 export function fuseOptionList(o: MountOptions): string[] {
   // attr_timeout=0: libfuse2's path API gives every hard-link name its own
   // kernel inode, so a cached size or link count could be stale under the
@@ -87,6 +101,7 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // With direct system calls each request is answered in one go on the
     // JS thread, which lets unlink/rmdir forget only their own cache entries.
     attrCacheAtomicHandlers: DIRECT_IO,
+    spin: spinSettings(),
     allowOther: o.allowOther ?? false,
     kernelCache: o.kernelCache ?? false,
     fsname: o.fsname ?? source,
