@@ -30,6 +30,7 @@ import {
   DIRIV_NAME,
   hashLongName,
   longNameKind,
+  NameMemo,
   readLongName,
   writeLongName,
 } from '../names/index.js';
@@ -74,6 +75,8 @@ export class Vault {
   private readonly nativeMknod: VaultCommonOptions['mknod'];
   private readonly ciphers: VaultCiphers;
   private readonly mapper: PathMapper;
+  /** Decrypted short names of listings, by directory IV (never stale: see NameMemo). */
+  private readonly nameMemo = new NameMemo();
   /** Ciphertext buffers, sized for the largest FUSE read or write (128 KiB, unaligned: 33 blocks). */
   private readonly cipherBuffers: BufferPool;
   private readonly files = new FileStateTable();
@@ -300,12 +303,22 @@ export class Vault {
       return { dir, entries: visible.map((n) => ({ name: n, diskName: n })) };
     }
     const entries: { name: string; diskName: string }[] = [];
+    const ivKey = NameMemo.ivKey(iv);
     for (const n of names) {
       if (isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')) continue;
       if (this.format.dirIV && n === DIRIV_NAME) continue;
       let cname = n;
       const kind = longNameKind(n);
       if (kind === 'name-file') continue;
+      if (kind !== 'content') {
+        // Short names are remembered; a long name's .name file is read each time.
+        const known = this.nameMemo.get(ivKey, n);
+        if (known !== undefined) {
+          if (known !== null) entries.push({ name: known, diskName: n });
+          else this.log.warn(`${join(dir, n)}: name does not decrypt, hidden`);
+          continue;
+        }
+      }
       if (kind === 'content') {
         const full = await readLongName(dir, n);
         if (full === null || hashLongName(full, this.format.raw64) !== n) {
@@ -315,11 +328,13 @@ export class Vault {
         cname = full;
       }
       const plain = codec.decryptName(cname, iv);
-      if (plain === null) {
+      const name = plain === null ? null : plain.toString('utf8');
+      if (kind !== 'content') this.nameMemo.set(ivKey, n, name);
+      if (name === null) {
         this.log.warn(`${join(dir, n)}: name does not decrypt, hidden`);
         continue;
       }
-      entries.push({ name: plain.toString('utf8'), diskName: n });
+      entries.push({ name, diskName: n });
     }
     return { dir, entries };
   }
