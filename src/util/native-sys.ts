@@ -1,8 +1,9 @@
 /**
  * System calls Node lacks, through the optional native addon
- * (native/src/sys.c): fallocate(2) and lseek(SEEK_DATA). Without the addon
- * (no compiler at install time) `fallocate` returns 'unavailable' and
- * `seekData` null, and callers do without.
+ * (native/src/sys.c): fallocate(2), lseek(SEEK_DATA) and llistxattr(2) sizes
+ * for a whole listing. Without the addon (no compiler at install time)
+ * `fallocate` returns 'unavailable', `seekData` and `xattrListSizes` null,
+ * and callers do without.
  */
 import { loadNativeAddon } from './native-addon.js';
 import { constants as osConstants } from 'node:os';
@@ -10,6 +11,7 @@ import { constants as osConstants } from 'node:os';
 interface SysBinding {
   fallocate(fd: number, mode: number, offset: number, length: number): number;
   seekData(fd: number, offset: number): number;
+  xattrListSizes(dir: string, names: string[]): Int32Array;
 }
 
 /** Reserve without changing the file size. */
@@ -52,4 +54,14 @@ export function seekData(fd: number, offset: number): number | 'hole' | null {
   const r = b.seekData(fd, offset);
   if (r >= 0) return r;
   return errnoCode(-r) === 'ENXIO' ? 'hole' : null;
+}
+
+/**
+ * For each `dir/name`, the size of its list of extended attribute names
+ * (llistxattr(2), not following symlinks; 0: it has none) or -errno; null
+ * without the addon.
+ */
+export function xattrListSizes(dir: string, names: string[]): Int32Array | null {
+  const b = binding();
+  return b ? b.xattrListSizes(dir, names) : null;
 }

@@ -8,6 +8,8 @@ import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { getAttribute, listAttributes, removeAttribute, setAttribute } from '../../src/vault/xattr-io.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
+import { xattrListSizes } from '../../src/util/native-sys.js';
+import { constants as osConstants } from 'node:os';
 
 let tmp: string;
 let file: string;
@@ -76,4 +78,23 @@ test('Node-style errors: ENODATA, ENOENT, ENOTDIR, ENOTSUP, E2BIG, EINVAL', asyn
   const e = await getAttribute(missing, 'user.a').catch((x: Error & { path?: string }) => x);
   assert.equal((e as { path?: string }).path, missing);
   assert.match((e as Error).message, /^ENOENT.*getxattr/);
+});
+
+test('xattrListSizes (native sys addon): one call for a listing; 0 = none, not following symlinks, -errno per entry', async (t) => {
+  const probe = join(tmp, 'probe');
+  await fsp.mkdir(probe);
+  await fsp.writeFile(join(probe, 'plain'), 'x');
+  await fsp.writeFile(join(probe, 'tagged'), 'x');
+  await setAttribute(join(probe, 'tagged'), 'user.k', 'v');
+  await fsp.symlink('tagged', join(probe, 'link'));
+  const sizes = xattrListSizes(probe, ['plain', 'tagged', 'link', 'missing', 'x'.repeat(5000)]);
+  if (sizes === null) return t.skip('the sys addon is not built');
+  // Compared with listxattr's names (a system with security labels lists those too).
+  const listBytes = (names: string[]) => names.reduce((n, x) => n + Buffer.byteLength(x) + 1, 0);
+  const plainNames = await listAttributes(join(probe, 'plain'));
+  assert.equal(sizes[0], listBytes(plainNames), 'the plain file');
+  assert.equal(sizes[1], listBytes([...plainNames, 'user.k']), 'the tagged file: one name more');
+  assert.ok(sizes[2]! < sizes[1]!, 'the link itself (llistxattr), not its target');
+  assert.equal(sizes[3], -osConstants.errno.ENOENT);
+  assert.equal(sizes[4], -osConstants.errno.ENAMETOOLONG);
 });
