@@ -9,7 +9,8 @@
 export class NameMemo {
   private readonly map = new Map<string, string | null>();
 
-  constructor(private readonly max = 65536) {}
+  /** About 150 bytes an entry: at most a few MB. */
+  constructor(private readonly max = 16384) {}
 
   /** A key prefix for one directory IV; join it with the encrypted name. */
   static ivKey(iv: Uint8Array): string {
