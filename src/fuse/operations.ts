@@ -115,8 +115,10 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
           stats.push(e.stat);
         }
         cache.prefill(gen, paths, stats, noXattrs.subarray(0, paths.length));
-        return listed.map((e) => e.name);
-      }, (names) => [names]);
+        // Types and inode numbers go into the listing itself (d_type, d_ino), so
+        // rm -r, find and ls need no stat of each entry to learn what it is.
+        return { names: listed.map((e) => e.name), dirents: listed.map((e) => e.dirent ?? { mode: 0, ino: 0n }) };
+      }, ({ names, dirents }) => [names, dirents]);
     },
 
     readlink(path: string, cb: FuseCallback): void {

@@ -59,6 +59,17 @@ import { decryptPathAt, encryptPathAt } from './ctlsock-paths.js';
 
 const execFileP = promisify(execFile);
 
+/** An entry of Vault.readdirWithStats. */
+export interface ListedEntry {
+  name: string;
+  /** stat() as the Vault gives it (plaintext size); not for symlinks. */
+  stat?: BigIntStats;
+  /** True when it has no extended attributes at all. */
+  noXattrs?: boolean;
+  /** File type bits of st_mode and the inode number, for every entry lstat could see. */
+  dirent?: { mode: number; ino: bigint };
+}
+
 /** Read and write in pieces of this size in readFile/writeFile. */
 const CHUNK = 1 << 20;
 
@@ -267,21 +278,28 @@ export class Vault {
    * readdir plus each entry's attributes as stat() would give them, and
    * whether it has no extended attributes at all, read in the same pass (a
    * mount hands them to the kernel's coming lookups and ACL queries).
-   * Symlinks get neither: their size needs the target decrypted.
+   * Symlinks get neither: their size needs the target decrypted. Every
+   * entry that could be stat-ed has `dirent`: its type and inode number,
+   * as readdir(3)'s d_type and d_ino give them.
    */
-  async readdirWithStats(path: string): Promise<{ name: string; stat?: BigIntStats; noXattrs?: boolean }[]> {
+  async readdirWithStats(path: string): Promise<ListedEntry[]> {
     const { dir, entries } = await this.listing(path);
     const layout = this.ciphers.content.layout;
-    const out: { name: string; stat?: BigIntStats; noXattrs?: boolean }[] = [];
-    const probed: { entry: { stat?: BigIntStats; noXattrs?: boolean }; diskName: string }[] = [];
+    const out: ListedEntry[] = [];
+    const probed: { entry: ListedEntry; diskName: string }[] = [];
     for (const { name, diskName } of entries) {
       const st = await fsx.lstat(join(dir, diskName), { bigint: true }).catch(() => null);
-      if (st === null || st.isSymbolicLink()) {
+      if (st === null) {
         out.push({ name });
         continue;
       }
+      const dirent = { mode: Number(st.mode & 0o170000n), ino: st.ino };
+      if (st.isSymbolicLink()) {
+        out.push({ name, dirent });
+        continue;
+      }
       if (st.isFile()) setSize(st, cipherSizeToPlainSize(layout, Number(st.size)));
-      const entry = { name, stat: st, noXattrs: false };
+      const entry: ListedEntry = { name, stat: st, noXattrs: false, dirent };
       out.push(entry);
       probed.push({ entry, diskName });
     }

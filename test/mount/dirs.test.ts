@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { nameOfLength, prng } from '../helpers/tree.js';
-import { initCipherdir, logPathFor, withMount } from '../helpers/mount.js';
+import { initCipherdir, logPathFor, run, withMount } from '../helpers/mount.js';
 import { assertBytes, assertFsckClean, cipherEntries, cipherPathOf, rejectsWith, useMountFixture } from '../helpers/mount-suite.js';
 
 const fx = useMountFixture('dirs');
@@ -52,6 +52,43 @@ test('readdir lists exactly the created names with their types; hides gocryptfs.
   const many = Array.from({ length: 600 }, (_, i) => `entry_${String(i).padStart(4, '0')}_${'x'.repeat(i % 50)}`);
   for (const n of many) await fsp.writeFile(fx.p('many', n), '');
   assert.deepEqual(await sorted(fx.p('many')), many.sort());
+});
+
+/** readdir(3) as C sees it: name, d_type, d_ino (python3's ctypes; Node's Dirent stats entries of unknown type itself). */
+const RAW_READDIR = `
+import ctypes, json, sys
+class D(ctypes.Structure):
+    _fields_ = [('ino', ctypes.c_uint64), ('off', ctypes.c_int64), ('reclen', ctypes.c_uint16), ('type', ctypes.c_uint8), ('name', ctypes.c_char * 256)]
+libc = ctypes.CDLL(None)
+libc.opendir.restype = ctypes.c_void_p
+libc.readdir.restype = ctypes.POINTER(D)
+libc.readdir.argtypes = [ctypes.c_void_p]
+libc.closedir.argtypes = [ctypes.c_void_p]
+d = libc.opendir(sys.argv[1].encode())
+out = []
+while True:
+    e = libc.readdir(d)
+    if not e: break
+    out.append([e.contents.name.decode(), e.contents.type, str(e.contents.ino)])
+libc.closedir(d)
+print(json.dumps(out))
+`;
+
+test('readdir hands out each entry\'s type and inode number (d_type, d_ino), so rm -r and find need no stat to tell them', T, async () => {
+  await fsp.mkdir(fx.p('dt'));
+  await fsp.writeFile(fx.p('dt', 'file'), 'f');
+  await fsp.mkdir(fx.p('dt', 'dir'));
+  await fsp.symlink('file', fx.p('dt', 'link'));
+  await run('mkfifo', [fx.p('dt', 'fifo')]);
+  const r = await run('python3', ['-c', RAW_READDIR, fx.p('dt')]);
+  assert.equal(r.code, 0, r.stderr);
+  const listed = (JSON.parse(r.stdout) as [string, number, string][]).filter(([n]) => n !== '.' && n !== '..');
+  const DT = { file: 8, dir: 4, link: 10, fifo: 1 } as Record<string, number>;
+  assert.deepEqual(listed.map(([n]) => n).sort(), Object.keys(DT).sort());
+  for (const [name, type, ino] of listed) {
+    assert.equal(type, DT[name], `d_type of ${name}`);
+    assert.equal(ino, String((await fsp.lstat(fx.p('dt', name), { bigint: true })).ino), `d_ino of ${name}`);
+  }
 });
 
 test('readdir skips names in CIPHERDIR that do not decrypt, and logs each one', T, async () => {
