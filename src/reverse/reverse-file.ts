@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import { constants as C, type BigIntStats } from 'node:fs';
 import { BLOCK_SIZE, HEADER_LEN, HEADER_VERSION, type ContentCipher } from '../content/index.js';
 import { fsError, hasCode } from '../util/errors.js';
+import { preadFull } from '../util/fd-io.js';
 import { blockIV, type FileIVs } from './pathiv.js';
 
 type Source =
@@ -33,17 +34,6 @@ function openRegular(path: Buffer | string, cpath: string): { fd: number; st: Bi
     throw fsError('EACCES', 'open', cpath, 'not a regular file');
   }
   return { fd, st };
-}
-
-function readAt(fd: number, len: number, pos: number): Buffer {
-  const buf = Buffer.allocUnsafe(len);
-  let got = 0;
-  while (got < len) {
-    const n = fs.readSync(fd, buf, got, len - got, pos + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return buf.subarray(0, got);
 }
 
 export class ReverseFile {
@@ -81,7 +71,7 @@ export class ReverseFile {
     if (this.closed) throw fsError('EBADF', 'read');
     const s = this.src;
     if (s.kind === 'bytes') return s.data.subarray(Math.min(pos, s.data.length), Math.min(pos + len, s.data.length));
-    if (s.kind === 'fd') return readAt(s.fd, len, pos);
+    if (s.kind === 'fd') return preadFull(s.fd, len, pos);
     const parts: Buffer[] = [];
     let off = pos;
     let left = len;
@@ -92,7 +82,7 @@ export class ReverseFile {
       left -= h.length;
     }
     if (left > 0) {
-      const data = this.encryptRange(s, off, left);
+      const data = await this.encryptRange(s, off, left);
       if (data.length === 0) return Buffer.alloc(0);
       parts.push(data);
     }
@@ -100,11 +90,11 @@ export class ReverseFile {
   }
 
   /** Cipher bytes [off, off+len) after the header (off ≥ 18). */
-  private encryptRange(s: Extract<Source, { kind: 'encrypt' }>, off: number, len: number): Buffer {
+  private async encryptRange(s: Extract<Source, { kind: 'encrypt' }>, off: number, len: number): Promise<Buffer> {
     const cbs = s.content.layout.cipherBlockSize;
     const first = Math.floor((off - HEADER_LEN) / cbs);
     const last = Math.floor((off + len - 1 - HEADER_LEN) / cbs);
-    const plain = readAt(s.fd, (last - first + 1) * BLOCK_SIZE, first * BLOCK_SIZE);
+    const plain = await preadFull(s.fd, (last - first + 1) * BLOCK_SIZE, first * BLOCK_SIZE);
     const blocks: Buffer[] = [];
     for (let k = 0; k * BLOCK_SIZE < plain.length; k++) {
       const n = first + k;

@@ -7,7 +7,7 @@ import { BLOCK_SIZE, HEADER_LEN, blockNo, blockRange, cipherOffOfBlock, cipherSi
 import type { Logger } from '../util/logger.js';
 import { fsError, hasCode } from '../util/errors.js';
 import type { Preallocator } from './prealloc.js';
-import { fstat, ftruncate, preadFull, pwriteFull } from './fd-io.js';
+import { fstat, ftruncate, preadFull, pwriteFull } from '../util/fd-io.js';
 import type { FileState } from './file-state.js';
 import type { BufferPool } from './buffer-pool.js';
 

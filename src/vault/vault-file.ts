@@ -5,7 +5,7 @@
 import type { BigIntStats, Stats } from 'node:fs';
 import { constants as C } from 'node:fs';
 import { fsError } from '../util/errors.js';
-import { closeFd, fdatasync, fstat, fstatBig, fsync } from './fd-io.js';
+import { closeFd, fdatasync, fstat, fstatBig, fsync } from '../util/fd-io.js';
 import { plainSize, readContent, readContentInto, truncateContent, writeContent, type ContentFile } from './file-content.js';
 import { accessMode } from './open-flags.js';
 import { setSize } from './stats.js';

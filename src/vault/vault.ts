@@ -36,7 +36,7 @@ import {
 } from '../names/index.js';
 import { configError, fsError, hasCode, type CodedError } from '../util/errors.js';
 import { stderrLogger, type Logger } from '../util/logger.js';
-import { openFd, fstat, closeFd } from './fd-io.js';
+import { openFd, fstat, closeFd } from '../util/fd-io.js';
 import { truncateContent, type ContentFile } from './file-content.js';
 import { FileStateTable } from './file-state.js';
 import { deriveCiphers, type VaultCiphers } from './keys.js';

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
-import { DIRECT_IO } from '../util/fs-ops.js';
+import { DIRECT_IO } from './fs-ops.js';
 
 const readAsync = promisify(fs.read);
 const writeAsync = promisify(fs.write);
