@@ -117,7 +117,10 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
         cache.prefill(gen, paths, stats, noXattrs.subarray(0, paths.length));
         // Types and inode numbers go into the listing itself (d_type, d_ino), so
         // rm -r, find and ls need no stat of each entry to learn what it is.
-        return { names: listed.map((e) => e.name), dirents: listed.map((e) => e.dirent ?? { mode: 0, ino: 0n }) };
+        // libfuse reads nothing else from a listing's attributes; the zero
+        // times spare fuse-native a clock read for each missing one.
+        const dirents = listed.map(({ dirent }) => ({ mode: dirent?.mode ?? 0, ino: dirent?.ino ?? 0n, atimeMs: 0, mtimeMs: 0, ctimeMs: 0 }));
+        return { names: listed.map((e) => e.name), dirents };
       }, ({ names, dirents }) => [names, dirents]);
     },
 
