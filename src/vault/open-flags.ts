@@ -47,9 +47,15 @@ export function isWritable(flags: number): boolean {
   return accessMode(flags) !== C.O_RDONLY;
 }
 
-/** Flags for the backing file: read access always, no O_APPEND/O_TRUNC. */
+/**
+ * Flags for the backing file: read access always, no O_APPEND/O_TRUNC, and
+ * no O_DIRECT: cipher blocks sit 18 bytes past a block boundary, so direct
+ * I/O on the cipher file fails with EINVAL wherever it demands alignment
+ * (ext4, xfs). gocryptfs drops the flag too; the kernel already sends the
+ * caller's O_DIRECT I/O to us uncached.
+ */
 export function backingFlags(flags: number): number {
-  let f = flags & ~(C.O_APPEND | C.O_TRUNC | C.O_WRONLY | C.O_RDWR);
+  let f = flags & ~(C.O_APPEND | C.O_TRUNC | C.O_WRONLY | C.O_RDWR | C.O_DIRECT);
   f |= isWritable(flags) ? C.O_RDWR : C.O_RDONLY;
   return f;
 }

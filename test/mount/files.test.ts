@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { constants as C, promises as fsp } from 'node:fs';
 import { prng } from '../helpers/tree.js';
 import { zeroBlocks } from '../helpers/cipher-shape.js';
-import { assertBytes, assertFsckClean, cipherPathOf, cipherSize, rejectsWith, useMountFixture, OVERHEAD } from '../helpers/mount-suite.js';
+import { assertBytes, assertFsckClean, cipherPathOf, cipherSize, py, rejectsWith, useMountFixture, OVERHEAD } from '../helpers/mount-suite.js';
 
 const fx = useMountFixture('files');
 const T = { timeout: 60_000 };
@@ -150,6 +150,30 @@ test('partial-block read-modify-write keeps the bytes around the write', T, asyn
   }
   assertBytes(await fsp.readFile(fx.p('rmw.bin')), model);
   assert.equal((await cipherOf('rmw.bin')).length, cipherSize(10_000));
+});
+
+test('O_DIRECT: aligned writes and reads work whatever the backing filesystem demands of direct I/O', T, async () => {
+  // The cipher directory lives under the system temp dir (ext4 here), where
+  // direct I/O must be aligned; the cipher file's blocks are not.
+  const r = await py<[number, number, string, string]>(
+    `
+import mmap
+fd = os.open(A[0], os.O_RDWR | os.O_CREAT | os.O_DIRECT, 0o644)
+w = mmap.mmap(-1, 131072)
+for i in range(32):
+    w[i * 4096:(i + 1) * 4096] = bytes([65 + i]) * 4096
+n = os.pwritev(fd, [w], 4096)
+r = mmap.mmap(-1, 8192)
+m = os.preadv(fd, [r], 4096 * 31)
+os.close(fd)
+out([n, m, r[:4096].hex()[:8], r[4096:].hex()[:8]])`,
+    [fx.p('direct.bin')],
+  );
+  assert.deepEqual(r, [131072, 8192, '5f5f5f5f', '60606060']);
+  const back = await fsp.readFile(fx.p('direct.bin'));
+  assert.equal(back.length, 33 * 4096);
+  assertBytes(back.subarray(0, 4096), Buffer.alloc(4096), 'the hole before the write');
+  assert.equal(back[4096 * 32], 65 + 31);
 });
 
 test('writes past EOF leave holes: zeros when read, all-zero blocks in the cipher file', T, async () => {
