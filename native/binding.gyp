@@ -31,11 +31,13 @@
     {
       "target_name": "tscryptfs_batch",
       "sources": [
-        "src/batch_aead.c"
+        "src/batch_aead.c",
+        "src/aead_block.c",
+        "src/napi_args.c"
       ],
       "cflags": [
         "-O2",
-        "-std=c99",
+        "-std=gnu99",
         "-Wall",
         "-Wextra"
       ],
