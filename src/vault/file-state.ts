@@ -1,27 +1,61 @@
 /**
  * What all open handles of one backing file share (keyed by device and
  * inode, so hard links share it too): one lock around read-modify-write and
- * truncate, and the cached file ID from the header. An entry lives while at
- * least one handle is open; the cached file ID is dropped whenever the file
- * is truncated to zero (the next write makes a new header).
+ * truncate, the cached file ID from the header, and the file's write fence
+ * slot when readers outside JS are attached (./write-fences.ts). An entry
+ * lives while at least one handle is open; the cached file ID is dropped
+ * whenever the file is truncated to zero (the next write makes a new header).
  */
 import { RwLock } from './rwlock.js';
+import type { WriteFences } from './write-fences.js';
 
 export class FileState {
   readonly lock = new RwLock();
   /** The header's file ID, once read or written; null when unknown. */
   fileId: Buffer | null = null;
   refs = 0;
+
+  constructor(
+    private readonly fences: WriteFences | null = null,
+    /** This file's write fence slot; -1 for none. */
+    readonly fence = fences ? fences.claim() : -1,
+  ) {}
+
+  /** Runs `fn`, which changes the cipher file, under the write lock and inside the write fence. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const fences = this.fences;
+    const slot = this.fence;
+    if (!fences || slot < 0) return this.lock.write(fn);
+    return this.lock.write(async () => {
+      fences.begin(slot);
+      try {
+        return await fn();
+      } finally {
+        fences.end(slot);
+      }
+    });
+  }
+
+  /** @internal The table calls this when the last handle is gone. */
+  dispose(): void {
+    this.fences?.release(this.fence);
+  }
 }
 
 export class FileStateTable {
   private readonly entries = new Map<string, FileState>();
+  private fences: WriteFences | null = null;
+
+  /** Fences for the file states made from now on. */
+  useFences(fences: WriteFences): void {
+    this.fences = fences;
+  }
 
   acquire(dev: number, ino: number): FileState {
     const key = `${dev}:${ino}`;
     let st = this.entries.get(key);
     if (!st) {
-      st = new FileState();
+      st = new FileState(this.fences);
       this.entries.set(key, st);
     }
     st.refs++;
@@ -31,7 +65,10 @@ export class FileStateTable {
   release(dev: number, ino: number): void {
     const key = `${dev}:${ino}`;
     const st = this.entries.get(key);
-    if (st && --st.refs === 0) this.entries.delete(key);
+    if (st && --st.refs === 0) {
+      this.entries.delete(key);
+      st.dispose();
+    }
   }
 
   get size(): number {

@@ -29,6 +29,16 @@ export class VaultFile {
     return this.f.fd;
   }
 
+  /** The file's write fence slot (./write-fences.ts); -1 for none. */
+  get fence(): number {
+    return this.f.state.fence;
+  }
+
+  /** Whether this handle may read (not O_WRONLY). */
+  get readable(): boolean {
+    return accessMode(this.flags) !== C.O_WRONLY;
+  }
+
   private check(syscall: string, need: 'read' | 'write' | 'any'): void {
     if (this.closed) throw fsError('EBADF', syscall, this.path, 'handle is closed');
     const mode = accessMode(this.flags);
@@ -65,7 +75,7 @@ export class VaultFile {
   async write(data: Uint8Array, position?: number | null): Promise<number> {
     this.check('write', 'write');
     const append = (this.flags & C.O_APPEND) !== 0;
-    await this.f.state.lock.write(async () => {
+    await this.f.state.exclusive(async () => {
       const pos = append ? await plainSize(this.f) : (position ?? this.position);
       await writeContent(this.f, pos, data);
       if (append || position === undefined || position === null) this.position = pos + data.length;
@@ -75,7 +85,7 @@ export class VaultFile {
 
   async truncate(length = 0): Promise<void> {
     this.check('ftruncate', 'write');
-    await this.f.state.lock.write(() => truncateContent(this.f, length));
+    await this.f.state.exclusive(() => truncateContent(this.f, length));
   }
 
   /** Plaintext size as every handle of this file sees it. */

@@ -39,7 +39,8 @@ import { stderrLogger, type Logger } from '../util/logger.js';
 import { openFd, fstat, closeFd } from '../util/fd-io.js';
 import { truncateContent, type ContentFile } from './file-content.js';
 import { FileStateTable } from './file-state.js';
-import { deriveCiphers, type VaultCiphers } from './keys.js';
+import { WriteFences } from './write-fences.js';
+import { deriveCiphers, type NativeContentKey, type VaultCiphers } from './keys.js';
 import { backingFlags, isWritable, parseOpenFlags } from './open-flags.js';
 import {
   passwordBytes,
@@ -168,7 +169,22 @@ export class Vault {
     this.closed = true;
     this.masterKey.fill(0);
     this.masterKey = new Uint8Array(0);
+    this.ciphers.nativeContent?.key.fill(0);
     this.mapper.clear();
+  }
+
+  /**
+   * For a mount's native read path (src/fuse/native-reads.ts): the content
+   * cipher and key when that path can read this filesystem, else null.
+   */
+  nativeReadKey(): NativeContentKey | null {
+    this.assertOpen();
+    return this.ciphers.nativeContent;
+  }
+
+  /** Write fences (./write-fences.ts) for the files opened from now on; `buffer` holds the counters. */
+  useWriteFences(buffer: ArrayBuffer): void {
+    this.files.useFences(new WriteFences(buffer));
   }
 
   // ------------------------------------------------------------ path helpers
@@ -473,7 +489,7 @@ export class Vault {
     this.openHandles.add(handle);
     if ((f & C.O_TRUNC) !== 0 && isWritable(f)) {
       try {
-        await state.lock.write(() => truncateContent(content, 0));
+        await state.exclusive(() => truncateContent(content, 0));
       } catch (err) {
         await handle.close();
         throw err;
