@@ -33,7 +33,8 @@
       "sources": [
         "src/batch_aead.c",
         "src/aead_block.c",
-        "src/napi_args.c"
+        "src/napi_args.c",
+        "src/reader.c"
       ],
       "cflags": [
         "-O2",

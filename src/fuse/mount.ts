@@ -8,6 +8,7 @@ import type { Logger } from '../util/logger.js';
 import { DIRECT_IO } from '../util/fs-ops.js';
 import { loadFuse, type FuseInstance } from './fuse-native.js';
 import { makeOperations, type FuseOperations } from './operations.js';
+import { createNativeReads } from './native-reads.js';
 import { makeReverseOperations } from './reverse-operations.js';
 
 export interface MountOptions {
@@ -33,6 +34,12 @@ export interface MountOptions {
   attrCache?: boolean;
   /** The type shown as fuse.<subtype> (default tscryptfs). */
   subtype?: string;
+  /**
+   * Answer reads on libfuse's threads where possible (./native-reads.ts;
+   * default true). Off for -sharedstorage, where another mount may change a
+   * file's header under us and every read should take the JS path.
+   */
+  nativeReads?: boolean;
 }
 
 export interface Mounted {
@@ -77,8 +84,9 @@ export function fuseOptionList(o: MountOptions): string[] {
 
 export async function mountVault(vault: Vault, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
   const Fuse = loadFuse();
-  const operations = makeOperations(vault, { dev: o.dev ?? false, suid: o.suid ?? false, utimensat: Fuse.utimensat }, log);
-  return mountOperations(operations, mountpoint, o, vault.cipherdir);
+  const reads = (o.nativeReads ?? true) ? createNativeReads(vault) : null;
+  const operations = makeOperations(vault, { dev: o.dev ?? false, suid: o.suid ?? false, utimensat: Fuse.utimensat, reads }, log);
+  return mountOperations(operations, mountpoint, o, vault.cipherdir, reads?.hook);
 }
 
 /** Mounts a reverse view (-reverse): always read-only, type fuse.tscryptfs-reverse. */
@@ -87,7 +95,7 @@ export async function mountReverse(view: ReverseView, mountpoint: string, o: Mou
   return mountOperations(operations, mountpoint, { subtype: 'tscryptfs-reverse', ...o, readOnly: true }, view.plaindir);
 }
 
-async function mountOperations(operations: FuseOperations, mountpoint: string, o: MountOptions, source: string): Promise<Mounted> {
+async function mountOperations(operations: FuseOperations, mountpoint: string, o: MountOptions, source: string, readHook?: object): Promise<Mounted> {
   const Fuse = loadFuse();
   const fuse: FuseInstance = new Fuse(mountpoint, operations.ops, {
     timeout: false,
@@ -115,6 +123,8 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
   await new Promise<void>((resolve, reject) => {
     fuse.mount((err) => (err ? reject(Object.assign(new Error(`fuse mount failed: ${err.message}`), { code: 'EFUSEMOUNT' })) : resolve()));
   });
+  // The reader stays referenced (by `operations`) until the mount is gone, so the hook never dangles.
+  if (readHook) fuse.setReadHook(readHook);
   return {
     mountpoint,
     operations,

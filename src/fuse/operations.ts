@@ -12,13 +12,14 @@
  */
 import { constants as C, type BigIntStats } from 'node:fs';
 import { constants as OS } from 'node:os';
-import type { Vault } from '../vault/index.js';
+import type { Vault, VaultFile } from '../vault/index.js';
 import type { Logger } from '../util/logger.js';
 import { toErrno } from './errno.js';
 import { CallCounter, makeAnswer, statfsReply } from './answer.js';
 import type { FuseCallback, FuseTime } from './fuse-native.js';
 import { HandleTable, type Closable } from './handle-table.js';
 import { HiddenFiles, isHiddenPath } from './hidden-files.js';
+import type { NativeReads } from './native-reads.js';
 
 export interface OperationOptions {
   /** utimensat(2) with exact nanoseconds on a cipher path; 0 or -errno. */
@@ -27,6 +28,8 @@ export interface OperationOptions {
   dev: boolean;
   /** Answer security.capability lookups (-suid); otherwise EOPNOTSUPP, as gocryptfs does. */
   suid: boolean;
+  /** The native read path, when the mount has one: open handles are registered with it. */
+  reads?: NativeReads | null;
 }
 
 const XATTR_CREATE = 1;
@@ -40,7 +43,11 @@ export interface FuseOperations {
   handles: HandleTable<Closable>;
   /** Milliseconds since the epoch of the last operation (for -idle). */
   lastActivity(): number;
-  /** How many times each operation came to JS (what the patched binding answers itself is not counted). */
+  /**
+   * How many times each operation came to JS (what the patched binding
+   * answers itself is not counted), plus `nativeRead`: the reads the native
+   * read path answered, when there is one.
+   */
   calls(): Record<string, number>;
   /** Connects the binding's attribute cache, once mounted: readdir then fills it for the entries it lists. */
   useAttrCache(cache: AttrCacheHook): void;
@@ -75,6 +82,23 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   };
   const fail = (cb: FuseCallback, code: 'EPERM' | 'EOPNOTSUPP'): void => cb(-OS.errno[code]);
   const handle = (fh: number) => handles.need(fh);
+  const reads = opts.reads ?? null;
+  /** A new handle, registered with the native read path. */
+  const addHandle = (f: VaultFile): number => {
+    const fh = handles.add(f);
+    reads?.open(fh, f);
+    return fh;
+  };
+  let nativeSeen = 0;
+  /** -idle: reads answered natively count as activity too. */
+  const lastActivity = (): number => {
+    const served = reads?.stats().served ?? 0;
+    if (served !== nativeSeen) {
+      nativeSeen = served;
+      calls.last = Date.now();
+    }
+    return calls.last;
+  };
 
   const ops = {
     init(cb: FuseCallback): void {
@@ -129,13 +153,13 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     open(path: string, flags: number, cb: FuseCallback): void {
-      answer('open', path, cb, async () => handles.add(await vault.open(path, flags & ~KERNEL_HANDLED)), (fh) => [fh]);
+      answer('open', path, cb, async () => addHandle(await vault.open(path, flags & ~KERNEL_HANDLED)), (fh) => [fh]);
     },
 
     create(path: string, mode: number, flags: number, cb: FuseCallback): void {
       answer('create', path, cb, async () => {
         const f = await vault.open(path, (flags & ~(C.O_APPEND | C.O_TRUNC)) | C.O_CREAT, mode & 0o7777);
-        const fh = handles.add(f);
+        const fh = addHandle(f);
         // The attributes for the fgetattr libfuse makes next (see answerWithStat).
         return { fh, st: await f.stat({ bigint: true }).catch(() => undefined) };
       }, ({ fh, st }) => [fh, st]);
@@ -167,6 +191,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
 
     release(path: string, fh: number, cb: FuseCallback): void {
       answer('release', path, cb, async () => {
+        reads?.close(fh);
         await handles.remove(fh)?.close();
       });
     },
@@ -250,5 +275,5 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => calls.last, calls: () => calls.snapshot(), useAttrCache: (c) => void (attrCache = c) };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity, calls: () => ({ ...calls.snapshot(), ...(reads && { nativeRead: reads.stats().served }) }), useAttrCache: (c) => void (attrCache = c) };
 }

@@ -1,0 +1,376 @@
+/*
+ * A mount's native read path (issue 4). A sequential read through the mount
+ * is one 128 KiB READ at a time; answered in JavaScript, each costs two
+ * thread hand-overs on top of the pread and the decryption, all on the one
+ * JS thread. Here the libfuse thread that received the READ answers it
+ * itself: it preads the cipher blocks of a handle JavaScript registered and
+ * opens them (FORMAT.md §4.2-§4.4, §4.6, §4.8), so reads run in parallel on
+ * libfuse's threads and never wait for the event loop.
+ *
+ * Only the plain case is answered here; everything else returns -1 and the
+ * request goes to JavaScript exactly as before, which also logs what it
+ * finds: a block that does not open (tampering, a hole's all-zero block, a
+ * torn write), a header that is not version 2, a cipher size whose last
+ * block is too short, a short pread.
+ *
+ * Writes stay in JavaScript. Each file's writes are fenced by two counters
+ * that JavaScript bumps with Atomics (src/vault/write-fences.ts): `started`
+ * before it touches the cipher file, `finished` after. A read here goes on
+ * only if no write is under way when it starts (started == finished) and
+ * none started until it ended (started unchanged), so it never returns a
+ * mix of old and new blocks; otherwise JavaScript answers under the file's
+ * lock. The header's file ID is cached per handle together with the
+ * `started` count it was read at.
+ */
+#define _GNU_SOURCE
+#include "reader.h"
+#include "aead_block.h"
+#include "napi_args.h"
+#include <errno.h>
+#include <openssl/crypto.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BLOCK 4096
+#define HEADER 18
+#define ID_LEN 16
+#define AAD_LEN (8 + ID_LEN)
+#define BUCKETS 1024
+
+/* One registered handle: its cipher file descriptor and fence slot. */
+struct handle {
+    uint64_t fh;
+    int fd;
+    uint32_t slot;
+    int has_id;
+    int32_t id_seq; /* `started` when the ID was read */
+    uint8_t id[ID_LEN];
+    struct handle *next;
+};
+
+struct reader {
+    struct tscryptfs_read_hook hook; /* first: the binding gets a pointer to it */
+    uint64_t gen;                    /* unique per reader: thread contexts re-key on change */
+    int cipher;
+    size_t nonce;
+    uint8_t key[32];
+    int32_t *fences; /* 2 per slot: started, finished */
+    uint32_t slots;
+    napi_ref fences_ref;
+    pthread_mutex_t mut;
+    struct handle *buckets[BUCKETS];
+    uint64_t served, passed;
+};
+
+/* Per libfuse thread: a decrypting context keyed for one reader, and a buffer for the ciphertext. */
+struct thread_state {
+    EVP_CIPHER_CTX *ctx;
+    int cipher;
+    uint64_t gen;
+    uint8_t *buf;
+    size_t cap;
+    uint8_t part[BLOCK];
+};
+
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+static uint64_t next_gen = 1;
+
+static void tl_free(void *p)
+{
+    struct thread_state *t = p;
+    if (!t) return;
+    if (t->ctx) EVP_CIPHER_CTX_free(t->ctx);
+    free(t->buf);
+    OPENSSL_cleanse(t->part, sizeof t->part);
+    free(t);
+}
+
+static void tl_init(void) { pthread_key_create(&tl_key, tl_free); }
+
+/* This thread's state, with a context for `r` and room for `need` cipher bytes; NULL when out of memory. */
+static struct thread_state *thread_state(struct reader *r, size_t need)
+{
+    pthread_once(&tl_once, tl_init);
+    struct thread_state *t = pthread_getspecific(tl_key);
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (!t || pthread_setspecific(tl_key, t) != 0) {
+            free(t);
+            return NULL;
+        }
+    }
+    if (!t->ctx || t->cipher != r->cipher) {
+        if (t->ctx) EVP_CIPHER_CTX_free(t->ctx);
+        t->ctx = aead_new_ctx(r->cipher, 0);
+        t->cipher = r->cipher;
+        t->gen = 0;
+        if (!t->ctx) return NULL;
+    }
+    if (t->cap < need) {
+        uint8_t *b = realloc(t->buf, need);
+        if (!b) return NULL;
+        t->buf = b;
+        t->cap = need;
+    }
+    return t;
+}
+
+static struct handle **bucket(struct reader *r, uint64_t fh) { return &r->buckets[fh % BUCKETS]; }
+
+/* A copy of handle `fh`; 0 when it is not registered. */
+static int lookup(struct reader *r, uint64_t fh, struct handle *out)
+{
+    int found = 0;
+    pthread_mutex_lock(&r->mut);
+    for (struct handle *h = *bucket(r, fh); h; h = h->next) {
+        if (h->fh == fh) {
+            *out = *h;
+            found = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&r->mut);
+    return found;
+}
+
+static void remember_id(struct reader *r, uint64_t fh, int32_t seq, const uint8_t *id)
+{
+    pthread_mutex_lock(&r->mut);
+    for (struct handle *h = *bucket(r, fh); h; h = h->next) {
+        if (h->fh == fh) {
+            memcpy(h->id, id, ID_LEN);
+            h->id_seq = seq;
+            h->has_id = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&r->mut);
+}
+
+static int pread_full(int fd, uint8_t *buf, size_t len, off_t off)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(fd, buf + got, len - got, off + (off_t)got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return 0;
+        got += (size_t)n;
+    }
+    return 1;
+}
+
+static int pass(struct reader *r)
+{
+    __atomic_add_fetch(&r->passed, 1, __ATOMIC_RELAXED);
+    return -1;
+}
+
+/* The plaintext size of a cipher file of `size` bytes (> HEADER); -1 when its last block is too short. */
+static int64_t plain_size(int64_t size, size_t cbs, size_t overhead)
+{
+    const int64_t body = size - HEADER, rem = body % (int64_t)cbs;
+    if (rem > 0 && rem <= (int64_t)overhead) return -1;
+    return body - ((body + (int64_t)cbs - 1) / (int64_t)cbs) * (int64_t)overhead;
+}
+
+static int reader_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t off)
+{
+    struct reader *r = ctx;
+    struct handle h;
+    if (off < 0 || !lookup(r, fh, &h)) return -1;
+    int32_t *fence = r->fences + 2 * (size_t)h.slot;
+    const int32_t started = __atomic_load_n(&fence[0], __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&fence[1], __ATOMIC_ACQUIRE) != started) return pass(r);
+
+    const size_t overhead = r->nonce + AEAD_TAG, cbs = BLOCK + overhead;
+    struct stat st;
+    if (fstat(h.fd, &st) != 0 || (st.st_size > 0 && st.st_size <= HEADER)) return pass(r);
+    const int64_t plain = st.st_size == 0 ? 0 : plain_size(st.st_size, cbs, overhead);
+    if (plain < 0) return pass(r);
+    size_t n = 0;
+    if (off < plain) n = (size_t)(plain - off) < len ? (size_t)(plain - off) : len;
+    if (n > 0) {
+        uint8_t hdr[HEADER];
+        if (!(h.has_id && h.id_seq == started)) {
+            if (!pread_full(h.fd, hdr, HEADER, 0) || hdr[0] != 0 || hdr[1] != 2) return pass(r);
+            memcpy(h.id, hdr + 2, ID_LEN);
+        }
+        const uint64_t first = (uint64_t)off / BLOCK, last = ((uint64_t)off + n - 1) / BLOCK;
+        const off_t coff = HEADER + (off_t)(first * cbs);
+        const size_t want = (size_t)((uint64_t)st.st_size - (uint64_t)coff < (last - first + 1) * cbs ? (uint64_t)st.st_size - (uint64_t)coff : (last - first + 1) * cbs);
+        struct thread_state *t = thread_state(r, want);
+        if (!t || !pread_full(h.fd, t->buf, want, coff)) return pass(r);
+        const int rekey = t->gen != r->gen;
+        uint8_t aad[AAD_LEN];
+        memcpy(aad + 8, h.id, ID_LEN);
+        for (uint64_t b = first; b <= last; b++) {
+            const uint8_t *blk = t->buf + (b - first) * cbs;
+            const size_t blen = (b - first + 1) * cbs <= want ? cbs : want - (b - first) * cbs;
+            if (blen <= overhead) return pass(r);
+            const size_t plen = blen - overhead;
+            for (int i = 0; i < 8; i++) aad[i] = (uint8_t)(b >> (56 - 8 * i));
+            const uint64_t bstart = b * BLOCK;
+            const uint64_t from = bstart > (uint64_t)off ? bstart : (uint64_t)off;
+            const uint64_t to = bstart + plen < (uint64_t)off + n ? bstart + plen : (uint64_t)off + n;
+            const int whole = from == bstart && to == bstart + plen;
+            uint8_t *dst = whole ? (uint8_t *)buf + (bstart - (uint64_t)off) : t->part;
+            if (!aead_one(t->ctx, r->cipher, 0, rekey && b == first, r->key, blk, aad, AAD_LEN, blk + r->nonce, plen, dst,
+                          (uint8_t *)blk + r->nonce + plen)) {
+                t->gen = 0; /* the context's state after a failure is not trusted: re-key next time */
+                return pass(r);
+            }
+            if (!whole && to > from) memcpy(buf + (from - (uint64_t)off), t->part + (from - bstart), to - from);
+        }
+        t->gen = r->gen;
+    }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&fence[0], __ATOMIC_ACQUIRE) != started) return pass(r);
+    if (n > 0 && !(h.has_id && h.id_seq == started)) remember_id(r, fh, started, h.id);
+    __atomic_add_fetch(&r->served, 1, __ATOMIC_RELAXED);
+    return (int)n;
+}
+
+static void reader_finalize(napi_env env, void *data, void *hint)
+{
+    struct reader *r = data;
+    (void)hint;
+    for (size_t i = 0; i < BUCKETS; i++) {
+        struct handle *h = r->buckets[i];
+        while (h) {
+            struct handle *next = h->next;
+            OPENSSL_cleanse(h->id, ID_LEN);
+            free(h);
+            h = next;
+        }
+    }
+    if (r->fences_ref) napi_delete_reference(env, r->fences_ref);
+    pthread_mutex_destroy(&r->mut);
+    OPENSSL_cleanse(r->key, sizeof r->key);
+    free(r);
+}
+
+static struct reader *get_reader(napi_env env, napi_value v)
+{
+    void *p = NULL;
+    napi_valuetype t;
+    if (napi_typeof(env, v, &t) != napi_ok || t != napi_external || napi_get_value_external(env, v, &p) != napi_ok || !p) return NULL;
+    struct reader *r = p;
+    return r->hook.magic == TSCRYPTFS_READ_HOOK_MAGIC ? r : NULL;
+}
+
+/* readerCreate(cipher, key, slots) -> [reader, fences]: fences is an ArrayBuffer of 2 * slots int32 counters */
+static napi_value js_create(napi_env env, napi_callback_info info)
+{
+    size_t argc = 3, c, keylen, slots;
+    napi_value argv[3], ext, ab, out;
+    uint8_t *key;
+    void *fences;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 || !get_size(env, argv[0], &c) || c > AEAD_XCHACHA ||
+        !get_bytes(env, argv[1], &key, &keylen) || keylen != 32 || !get_size(env, argv[2], &slots) || slots == 0 || slots > (1u << 20))
+        return throw_inval(env, "readerCreate(cipher, key, slots): bad argument");
+    struct reader *r = calloc(1, sizeof *r);
+    if (!r) return throw_inval(env, "readerCreate: out of memory");
+    r->hook.magic = TSCRYPTFS_READ_HOOK_MAGIC;
+    r->hook.read = reader_read;
+    r->hook.ctx = r;
+    r->gen = __atomic_fetch_add(&next_gen, 1, __ATOMIC_RELAXED);
+    r->cipher = (int)c;
+    r->nonce = aead_nonce_len((int)c);
+    memcpy(r->key, key, 32);
+    r->slots = (uint32_t)slots;
+    pthread_mutex_init(&r->mut, NULL);
+    if (napi_create_arraybuffer(env, slots * 2 * sizeof(int32_t), &fences, &ab) != napi_ok) {
+        reader_finalize(env, r, NULL);
+        return NULL;
+    }
+    memset(fences, 0, slots * 2 * sizeof(int32_t));
+    r->fences = fences;
+    if (napi_create_reference(env, ab, 1, &r->fences_ref) != napi_ok) {
+        reader_finalize(env, r, NULL);
+        return NULL;
+    }
+    if (napi_create_external(env, r, reader_finalize, NULL, &ext) != napi_ok) {
+        reader_finalize(env, r, NULL);
+        return NULL;
+    }
+    if (napi_create_array_with_length(env, 2, &out) != napi_ok || napi_set_element(env, out, 0, ext) != napi_ok ||
+        napi_set_element(env, out, 1, ab) != napi_ok)
+        return NULL;
+    return out;
+}
+
+/* readerOpen(reader, fh, fd, slot): reads of `fh` may be answered natively from now on */
+static napi_value js_open(napi_env env, napi_callback_info info)
+{
+    size_t argc = 4, fh, fd, slot;
+    napi_value argv[4];
+    struct reader *r;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4 || !(r = get_reader(env, argv[0])) ||
+        !get_size(env, argv[1], &fh) || !get_size(env, argv[2], &fd) || fd > 0x7fffffff || !get_size(env, argv[3], &slot) || slot >= r->slots)
+        return throw_inval(env, "readerOpen(reader, fh, fd, slot): bad argument");
+    struct handle *h = calloc(1, sizeof *h);
+    if (!h) return throw_inval(env, "readerOpen: out of memory");
+    h->fh = fh;
+    h->fd = (int)fd;
+    h->slot = (uint32_t)slot;
+    pthread_mutex_lock(&r->mut);
+    h->next = *bucket(r, fh);
+    *bucket(r, fh) = h;
+    pthread_mutex_unlock(&r->mut);
+    return NULL;
+}
+
+/* readerClose(reader, fh): before the handle's descriptor is closed */
+static napi_value js_close(napi_env env, napi_callback_info info)
+{
+    size_t argc = 2, fh;
+    napi_value argv[2];
+    struct reader *r;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || !(r = get_reader(env, argv[0])) || !get_size(env, argv[1], &fh))
+        return throw_inval(env, "readerClose(reader, fh): bad argument");
+    pthread_mutex_lock(&r->mut);
+    for (struct handle **p = bucket(r, fh); *p; p = &(*p)->next) {
+        if ((*p)->fh == fh) {
+            struct handle *h = *p;
+            *p = h->next;
+            OPENSSL_cleanse(h->id, ID_LEN);
+            free(h);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&r->mut);
+    return NULL;
+}
+
+/* readerStats(reader) -> [reads answered natively, reads passed on to JavaScript] */
+static napi_value js_stats(napi_env env, napi_callback_info info)
+{
+    size_t argc = 1;
+    napi_value argv[1], out, v;
+    struct reader *r;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || !(r = get_reader(env, argv[0])))
+        return throw_inval(env, "readerStats(reader): bad argument");
+    if (napi_create_array_with_length(env, 2, &out) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 0, v) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 1, v) != napi_ok) return NULL;
+    return out;
+}
+
+int reader_register(napi_env env, napi_value exports)
+{
+    static const struct {
+        const char *name;
+        napi_callback fn;
+    } fns[] = {{"readerCreate", js_create}, {"readerOpen", js_open}, {"readerClose", js_close}, {"readerStats", js_stats}};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        napi_value f;
+        if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &f) != napi_ok ||
+            napi_set_named_property(env, exports, fns[i].name, f) != napi_ok)
+            return 0;
+    }
+    return 1;
+}

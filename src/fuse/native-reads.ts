@@ -1,0 +1,67 @@
+/**
+ * The native read path of a forward mount (issue 4; native/src/reader.c in
+ * the batch addon, called by the patched binding's setReadHook). With it a
+ * READ is answered on the libfuse thread that received it: pread of the
+ * cipher blocks and their decryption through node's OpenSSL, with no trip to
+ * the JS thread, and in parallel when the kernel has several reads in
+ * flight. Anything out of the ordinary (a block that does not open, a hole,
+ * a write to the same file under way) goes to JS as before, which answers
+ * and logs it (Documentation/performance.txt §9).
+ *
+ * Available for AES-256-GCM and XChaCha20-Poly1305 on the OpenSSL backend
+ * when the addon is built; TSCRYPTFS_NATIVE_READ=0 turns it off (for
+ * measurements), and -sharedstorage mounts do not use it (see mount.ts).
+ */
+import type { Vault, VaultFile } from '../vault/index.js';
+import { loadNativeAddon } from '../util/native-addon.js';
+
+interface ReaderBinding {
+  readerCreate(cipher: number, key: Uint8Array, slots: number): [object, ArrayBuffer];
+  readerOpen(reader: object, fh: number, fd: number, slot: number): void;
+  readerClose(reader: object, fh: number): void;
+  readerStats(reader: object): [number, number];
+}
+
+/** Files open at once whose reads can go the native way (more just stay in JS). */
+const SLOTS = 65536;
+
+const CIPHER = { 'aes-gcm': 0, xchacha: 1 } as const;
+
+export interface NativeReads {
+  /** What the binding's setReadHook takes. */
+  readonly hook: object;
+  /** After a handle is opened: its reads may be answered natively. */
+  open(fh: number, file: VaultFile): void;
+  /** Before the handle's descriptor is closed. */
+  close(fh: number): void;
+  /** Reads answered natively, and reads it passed on to JS. */
+  stats(): { served: number; passed: number };
+}
+
+/** A native reader for `vault`'s files, or null when it cannot be had (cipher, backend, addon, environment). */
+export function createNativeReads(vault: Vault, env: NodeJS.ProcessEnv = process.env): NativeReads | null {
+  if (env.TSCRYPTFS_NATIVE_READ === '0' || env.TSCRYPTFS_NATIVE_BATCH === '0') return null;
+  const spec = vault.nativeReadKey();
+  if (!spec) return null;
+  const b = loadNativeAddon<Partial<ReaderBinding>>('tscryptfs_batch.node');
+  if (!b || typeof b.readerCreate !== 'function') return null;
+  const binding = b as ReaderBinding;
+  const [reader, fences] = binding.readerCreate(CIPHER[spec.cipher], spec.key, SLOTS);
+  vault.useWriteFences(fences);
+  const open = new Set<number>();
+  return {
+    hook: reader,
+    open(fh, file) {
+      if (!file.readable || file.fence < 0) return;
+      binding.readerOpen(reader, fh, file.fd, file.fence);
+      open.add(fh);
+    },
+    close(fh) {
+      if (open.delete(fh)) binding.readerClose(reader, fh);
+    },
+    stats() {
+      const [served, passed] = binding.readerStats(reader);
+      return { served, passed };
+    },
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * The native read path (src/fuse/native-reads.ts, native/src/reader.c):
+ * reads answered on libfuse's threads give the bytes written, for both
+ * ciphers it serves; a read racing writes of the same blocks returns one
+ * whole write, never a mix and never EIO (it falls back to the JS path under
+ * the file's lock); -sharedstorage and AES-SIV mounts read through JS only.
+ * The fallbacks for damaged blocks and holes are covered by errno.test.ts
+ * ("a tampered block") and files.test.ts ("writes past EOF leave holes").
+ *
+ * TSCRYPTFS_OPSTATS (written at unmount) tells which path served the reads:
+ * `read` counts the reads that reached JS, `nativeRead` the others.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
+import { initCipherdir, withMount } from '../helpers/mount.js';
+import { MOUNT_IMPL, py, useMountTmp } from '../helpers/mount-suite.js';
+import { prng } from '../helpers/tree.js';
+
+const dir = useMountTmp('native-reads');
+const T = { timeout: 120_000 };
+const tsOnly = { ...T, skip: MOUNT_IMPL !== 'tscryptfs' ? 'call counts exist only for tscryptfs' : false };
+
+/** Mounts a fresh cipher directory made with `initFlags`, runs `fn`, and returns the call counts of the mount (none from gocryptfs). */
+async function counted(label: string, initFlags: string[], mountFlags: string[], fn: (mnt: string) => Promise<void>): Promise<Record<string, number>> {
+  const cipherdir = join(dir.tmp, `${label}-cipher`);
+  const stats = join(dir.tmp, `${label}-ops.json`);
+  await initCipherdir(MOUNT_IMPL, cipherdir, initFlags);
+  process.env.TSCRYPTFS_OPSTATS = stats;
+  try {
+    await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, `${label}-mnt`), { flags: mountFlags }, fn);
+  } finally {
+    delete process.env.TSCRYPTFS_OPSTATS;
+  }
+  if (MOUNT_IMPL !== 'tscryptfs') return {};
+  return JSON.parse(await fsp.readFile(stats, 'utf8')) as Record<string, number>;
+}
+
+/** Writes `data`, drops the file's cached pages, and checks 300 random preads (some past the end) against it. */
+async function writeAndCheckReads(file: string, data: Buffer): Promise<void> {
+  await fsp.writeFile(file, data);
+  const src = `${file}.expected`;
+  await fsp.writeFile(src, data);
+  const bad = await py<string[]>(
+    `
+import random
+want = open(A[1], 'rb').read()
+fd = os.open(A[0], os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+rnd = random.Random(7)
+bad = []
+for i in range(300):
+    off = rnd.randrange(0, len(want) + 9000)
+    n = rnd.choice([1, 17, 4096, 4097, 65536, 131072, rnd.randrange(1, 200000)])
+    if os.pread(fd, n, off) != want[off:off + n]:
+        bad.append('%d+%d' % (off, n))
+    if i % 50 == 0:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+os.close(fd)
+out(bad)`,
+    [file, src],
+  );
+  await fsp.rm(src);
+  assert.deepEqual(bad, [], 'reads that differ from what was written');
+}
+
+for (const [cipher, flags] of [['AES-GCM', []], ['XChaCha20-Poly1305', ['-xchacha']]] as const) {
+  test(`${cipher}: reads are answered natively and give the bytes written (whole, partial and unaligned ranges, end of file)`, tsOnly, async () => {
+    const calls = await counted(cipher, [...flags], [], async (m) => {
+      await writeAndCheckReads(join(m, 'f.bin'), prng(cipher, 1_048_576 + 13));
+      await writeAndCheckReads(join(m, 'small.bin'), prng(`${cipher}-small`, 100));
+      await fsp.writeFile(join(m, 'empty'), '');
+      assert.equal((await fsp.readFile(join(m, 'empty'))).length, 0);
+    });
+    assert.ok((calls['nativeRead'] ?? 0) > 0, `native reads: ${JSON.stringify(calls)}`);
+    assert.equal(calls['read'] ?? 0, 0, `every read of an undamaged file is native: ${JSON.stringify(calls)}`);
+  });
+}
+
+test('-sharedstorage and AES-SIV mounts read through JS only', tsOnly, async () => {
+  for (const [label, init, mount] of [['shared', [], ['-sharedstorage']], ['siv', ['-aessiv'], []]] as const) {
+    const calls = await counted(label, [...init], [...mount], (m) => writeAndCheckReads(join(m, 'f.bin'), prng(label, 300_000)));
+    assert.equal(calls['nativeRead'], undefined, `${label}: ${JSON.stringify(calls)}`);
+    assert.ok((calls['read'] ?? 0) > 0, `${label}: ${JSON.stringify(calls)}`);
+  }
+});
+
+test('a read racing writes of the same blocks returns one whole write: never a mix, never EIO (O_DIRECT, two processes)', T, async () => {
+  const calls = await counted('race', [], [], async (m) => {
+    const [reads, mixed, errors, writes] = await py<[number, number, number, number]>(
+      `
+import mmap
+p = A[0]
+fd = os.open(p, os.O_RDWR | os.O_CREAT | os.O_DIRECT, 0o644)
+buf = mmap.mmap(-1, 131072)
+buf.write(bytes([1]) * 131072)
+os.pwritev(fd, [buf], 0)
+pid = os.fork()
+if pid == 0:
+    w = mmap.mmap(-1, 131072)
+    for i in range(400):
+        w.seek(0)
+        w.write(bytes([2 + i % 250]) * 131072)
+        os.pwritev(fd, [w], 0)
+    os._exit(0)
+r = mmap.mmap(-1, 131072)
+reads = mixed = errors = 0
+while True:
+    done = os.waitpid(pid, os.WNOHANG)[0] == pid
+    try:
+        n = os.preadv(fd, [r], 0)
+        reads += 1
+        if n != 131072 or r[:].count(r[0:1]) != 131072:
+            mixed += 1
+    except OSError:
+        errors += 1
+    if done:
+        break
+os.close(fd)
+out([reads, mixed, errors, 400])`,
+      [join(m, 'race.bin')],
+    );
+    assert.ok(reads > 10, `reads made: ${reads}`);
+    assert.equal(mixed, 0, 'reads that returned parts of two writes');
+    assert.equal(errors, 0, 'reads that failed');
+    assert.equal(writes, 400);
+  });
+  if (MOUNT_IMPL === 'tscryptfs') assert.ok((calls['nativeRead'] ?? 0) > 0, `some reads were native: ${JSON.stringify(calls)}`);
+});
