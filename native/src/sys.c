@@ -4,18 +4,20 @@
  *   fallocate(fd, mode, offset, length) -> 0 or -errno
  *   seekData(fd, offset)                 -> next data offset >= offset, or -errno
  *                                            (-ENXIO: only a hole follows)
- *   xattrListSizes(dir, names)           -> Int32Array: for each dir/name, the
- *                                            size of its extended attribute name
- *                                            list (llistxattr, 0: none), or -errno
+ *   statListing(dir, names)              -> ArrayBuffer: for each dir/name, its
+ *                                            lstat as 22 words, then the size of
+ *                                            its extended attribute name list
+ *                                            (llistxattr, 0: none) or -errno
  *
  * tscryptfs reserves the space of every cipher block before writing it
  * (FALLOC_FL_KEEP_SIZE, as gocryptfs does), so a full disk fails the write
  * with ENOSPC before anything is written instead of leaving a half-written,
  * undecryptable block; -fsck skips holes with lseek(SEEK_DATA) as
  * gocryptfs -fsck does. Offsets and lengths arrive as JavaScript numbers
- * (exact up to 2^53). xattrListSizes serves a directory listing in one call
- * (a mount notes which entries have no extended attributes at all, so that
- * ls -l's ACL queries are answered without a trip to JavaScript).
+ * (exact up to 2^53). statListing serves a directory listing in one call: a
+ * mount hands the attributes to the kernel with the listing and notes which
+ * entries have no extended attributes at all, so that the lookups and ls
+ * -l's ACL queries that follow are answered without a trip to JavaScript.
  */
 #define _GNU_SOURCE
 #include <node_api.h>
@@ -25,6 +27,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 
 static napi_value sys_fallocate(napi_env env, napi_callback_info info)
@@ -69,10 +72,49 @@ static napi_value sys_seek_data(napi_env env, napi_callback_info info)
     return result;
 }
 
-static napi_value sys_xattr_list_sizes(napi_env env, napi_callback_info info)
+/* The layout of one entry's attributes: 22 uint32 words (src/util/stat-words.ts). */
+#define STAT_WORDS 22
+
+static void put64(uint32_t *w, uint64_t v)
+{
+    w[0] = (uint32_t)v;
+    w[1] = (uint32_t)(v >> 32);
+}
+
+static void put_time(uint32_t *w, const struct timespec *t)
+{
+    put64(w, (uint64_t)(int64_t)t->tv_sec);
+    w[2] = (uint32_t)t->tv_nsec;
+}
+
+static void stat_words(uint32_t *w, const struct stat *st)
+{
+    w[0] = st->st_mode;
+    w[1] = st->st_uid;
+    w[2] = st->st_gid;
+    put64(w + 3, (uint64_t)st->st_size);
+    w[5] = (uint32_t)st->st_dev;
+    w[6] = (uint32_t)st->st_nlink;
+    put64(w + 7, (uint64_t)st->st_ino);
+    w[9] = (uint32_t)st->st_rdev;
+    w[10] = (uint32_t)st->st_blksize;
+    put64(w + 11, (uint64_t)st->st_blocks);
+    put_time(w + 13, &st->st_atim);
+    put_time(w + 16, &st->st_mtim);
+    put_time(w + 19, &st->st_ctim);
+}
+
+/*
+ * statListing(dir, names) -> ArrayBuffer: for each name, lstat through one
+ * descriptor of `dir` (fstatat, no walk of the whole path per entry) as
+ * STAT_WORDS uint32 words (all zero when it failed), then, after all of
+ * those, one int32 per name: llistxattr's size (0: no extended attributes)
+ * or -errno.
+ */
+static napi_value sys_stat_listing(napi_env env, napi_callback_info info)
 {
     size_t argc = 2, dirlen = 0;
-    napi_value argv[2], buffer, result;
+    napi_value argv[2], result;
     uint32_t n = 0;
     bool is_array = false;
     char path[4096];
@@ -80,26 +122,36 @@ static napi_value sys_xattr_list_sizes(napi_env env, napi_callback_info info)
         napi_get_value_string_utf8(env, argv[0], path, sizeof(path), &dirlen) != napi_ok ||
         napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array ||
         napi_get_array_length(env, argv[1], &n) != napi_ok || dirlen + 2 >= sizeof(path)) {
-        napi_throw_type_error(env, "EINVAL", "xattrListSizes(dir, names[])");
+        napi_throw_type_error(env, "EINVAL", "statListing(dir, names[])");
         return NULL;
     }
-    int32_t *sizes = NULL;
-    if (napi_create_arraybuffer(env, (size_t)n * sizeof(int32_t), (void **)&sizes, &buffer) != napi_ok ||
-        napi_create_typedarray(env, napi_int32_array, n, buffer, 0, &result) != napi_ok)
+    uint32_t *words = NULL;
+    if (napi_create_arraybuffer(env, (size_t)n * (STAT_WORDS + 1) * sizeof(uint32_t), (void **)&words, &result) != napi_ok)
         return NULL;
+    memset(words, 0, (size_t)n * (STAT_WORDS + 1) * sizeof(uint32_t));
+    int32_t *sizes = (int32_t *)(words + (size_t)n * STAT_WORDS);
+    int dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     path[dirlen] = '/';
     for (uint32_t i = 0; i < n; i++) {
         napi_value name;
         size_t len = 0;
+        char *leaf = path + dirlen + 1;
         if (napi_get_element(env, argv[1], i, &name) != napi_ok ||
-            napi_get_value_string_utf8(env, name, path + dirlen + 1, sizeof(path) - dirlen - 1, &len) != napi_ok ||
+            napi_get_value_string_utf8(env, name, leaf, sizeof(path) - dirlen - 1, &len) != napi_ok ||
             dirlen + 1 + len + 1 >= sizeof(path)) {
             sizes[i] = -ENAMETOOLONG;
             continue;
         }
+        struct stat st;
+        if (dfd < 0 || fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            sizes[i] = dfd < 0 ? -EBADF : -errno;
+            continue;
+        }
+        stat_words(words + (size_t)i * STAT_WORDS, &st);
         ssize_t r = llistxattr(path, NULL, 0);
         sizes[i] = r < 0 ? -errno : (r > INT32_MAX ? INT32_MAX : (int32_t)r);
     }
+    if (dfd >= 0) close(dfd);
     return result;
 }
 
@@ -110,8 +162,8 @@ static napi_value init(napi_env env, napi_value exports)
     napi_set_named_property(env, exports, "fallocate", fn);
     napi_create_function(env, "seekData", NAPI_AUTO_LENGTH, sys_seek_data, NULL, &fn);
     napi_set_named_property(env, exports, "seekData", fn);
-    napi_create_function(env, "xattrListSizes", NAPI_AUTO_LENGTH, sys_xattr_list_sizes, NULL, &fn);
-    napi_set_named_property(env, exports, "xattrListSizes", fn);
+    napi_create_function(env, "statListing", NAPI_AUTO_LENGTH, sys_stat_listing, NULL, &fn);
+    napi_set_named_property(env, exports, "statListing", fn);
     return exports;
 }
 

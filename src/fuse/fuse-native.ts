@@ -18,8 +18,6 @@ export interface FuseInstance extends EventEmitter {
   mount(cb: (err: Error | null) => void): void;
   /** The attribute cache's generation (0: cache off or not mounted). */
   attrGen(): number;
-  /** Fills the attribute cache for `paths` (noXattrs[i] = 1: no xattrs at all), unless a change happened since `gen`. */
-  attrPrefill(gen: number, paths: string[], stats: unknown[], noXattrs: Uint8Array): void;
   /** Sets (or, with null, clears) the native read path; false when not mounted. */
   setReadHook(hook: object | null): boolean;
   unmount(cb: (err: Error | null) => void): void;

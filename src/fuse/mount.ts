@@ -116,7 +116,7 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     debug: o.debug ?? false,
     options: fuseOptionList(o),
   });
-  operations.useAttrCache({ gen: () => fuse.attrGen(), prefill: (gen, paths, stats, noXattrs) => fuse.attrPrefill(gen, paths, stats, noXattrs) });
+  operations.useAttrCache({ gen: () => fuse.attrGen() });
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
   fuse.once('unmount', () => resolveClosed());

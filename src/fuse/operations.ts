@@ -55,10 +55,8 @@ export interface FuseOperations {
 
 /** The patched binding's attribute cache, as readdir feeds it (see Documentation/fuse-native.md). */
 export interface AttrCacheHook {
-  /** Its generation now; 0 when the cache is off. */
+  /** Its generation now (taken before a listing is read); 0 when the cache is off. */
   gen(): number;
-  /** Stores the attributes of `paths` (and, where `noXattrs` is 1, that they have no xattrs) unless something changed since `gen`. */
-  prefill(gen: number, paths: string[], stats: BigIntStats[], noXattrs: Uint8Array): void;
 }
 
 export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger): FuseOperations {
@@ -125,27 +123,12 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       const cache = attrCache;
       const gen = cache?.gen() ?? 0; // before the listing: a change made meanwhile voids what it read
       if (cache === null || gen === 0) return answer('readdir', path, cb, () => vault.readdir(path), (names) => [names]);
-      answer('readdir', path, cb, async () => {
-        // The kernel looks up each listed name next (ls -l, rm -r, find): hand the attributes over now.
-        const listed = await vault.readdirWithStats(path);
-        const base = path === '/' ? '' : path;
-        const paths: string[] = [];
-        const stats: BigIntStats[] = [];
-        const noXattrs = new Uint8Array(listed.length);
-        for (const e of listed) {
-          if (e.stat === undefined) continue;
-          if (e.noXattrs === true) noXattrs[paths.length] = 1;
-          paths.push(`${base}/${e.name}`);
-          stats.push(e.stat);
-        }
-        cache.prefill(gen, paths, stats, noXattrs.subarray(0, paths.length));
-        // Types and inode numbers go into the listing itself (d_type, d_ino), so
-        // rm -r, find and ls need no stat of each entry to learn what it is.
-        // libfuse reads nothing else from a listing's attributes; the zero
-        // times spare fuse-native a clock read for each missing one.
-        const dirents = listed.map(({ dirent }) => ({ mode: dirent?.mode ?? 0, ino: dirent?.ino ?? 0n, atimeMs: 0, mtimeMs: 0, ctimeMs: 0 }));
-        return { names: listed.map((e) => e.name), dirents };
-      }, ({ names, dirents }) => [names, dirents]);
+      // The attributes go with the listing: the kernel gets each entry's type
+      // and inode number (d_type, d_ino), so rm -r, find and ls need no stat
+      // to learn what it is, and the binding keeps them (unless something
+      // changed since `gen`) for the LOOKUP and GETATTR of each that usually
+      // follow, and for ls -l's ACL queries of entries with no xattrs.
+      answer('readdir', path, cb, () => vault.readdirPacked(path), (l) => [l.names, l.words, l.flags, gen]);
     },
 
     readlink(path: string, cb: FuseCallback): void {

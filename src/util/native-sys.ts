@@ -1,17 +1,18 @@
 /**
  * System calls Node lacks, through the optional native addon
- * (native/src/sys.c): fallocate(2), lseek(SEEK_DATA) and llistxattr(2) sizes
- * for a whole listing. Without the addon (no compiler at install time)
- * `fallocate` returns 'unavailable', `seekData` and `xattrListSizes` null,
- * and callers do without.
+ * (native/src/sys.c): fallocate(2), lseek(SEEK_DATA), and fstatat(2) plus
+ * llistxattr(2) for a whole listing. Without the addon (no compiler at
+ * install time) `fallocate` returns 'unavailable', `seekData` and
+ * `statListing` null, and callers do without.
  */
 import { loadNativeAddon } from './native-addon.js';
 import { constants as osConstants } from 'node:os';
+import { STAT_WORDS } from './stat-words.js';
 
 interface SysBinding {
   fallocate(fd: number, mode: number, offset: number, length: number): number;
   seekData(fd: number, offset: number): number;
-  xattrListSizes(dir: string, names: string[]): Int32Array;
+  statListing(dir: string, names: string[]): ArrayBuffer;
 }
 
 /** Reserve without changing the file size. */
@@ -56,12 +57,23 @@ export function seekData(fd: number, offset: number): number | 'hole' | null {
   return errnoCode(-r) === 'ENXIO' ? 'hole' : null;
 }
 
+/** What statListing found for each entry of a listing. */
+export interface ListingStats {
+  /** STAT_WORDS words per entry (./stat-words.ts) as lstat gave them; all zero where it failed. */
+  words: Uint32Array;
+  /** The size of each entry's list of extended attribute names (0: none), or -errno. */
+  xattrSizes: Int32Array;
+}
+
 /**
- * For each `dir/name`, the size of its list of extended attribute names
- * (llistxattr(2), not following symlinks; 0: it has none) or -errno; null
+ * lstat and llistxattr of each `dir/name` in one call (fstatat on one
+ * descriptor of `dir`, not a walk of the whole path per entry); null
  * without the addon.
  */
-export function xattrListSizes(dir: string, names: string[]): Int32Array | null {
+export function statListing(dir: string, names: string[]): ListingStats | null {
   const b = binding();
-  return b ? b.xattrListSizes(dir, names) : null;
+  if (!b) return null;
+  const buf = b.statListing(dir, names);
+  const n = names.length;
+  return { words: new Uint32Array(buf, 0, n * STAT_WORDS), xattrSizes: new Int32Array(buf, n * STAT_WORDS * 4, n) };
 }

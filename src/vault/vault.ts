@@ -54,22 +54,29 @@ import { BufferPool } from './buffer-pool.js';
 import { Preallocator } from './prealloc.js';
 import { VaultFile } from './vault-file.js';
 import { fsx } from '../util/fs-ops.js';
-import { xattrListSizes } from '../util/native-sys.js';
+import { statListing } from '../util/native-sys.js';
+import { modeWord, putStatWords, setSizeWords, sizeWords, STAT_WORDS } from '../util/stat-words.js';
 import { setSize } from './stats.js';
 import { decryptPathAt, encryptPathAt } from './ctlsock-paths.js';
 
 const execFileP = promisify(execFile);
 
-/** An entry of Vault.readdirWithStats. */
-export interface ListedEntry {
-  name: string;
-  /** stat() as the Vault gives it (plaintext size); not for symlinks. */
-  stat?: BigIntStats;
-  /** True when it has no extended attributes at all. */
-  noXattrs?: boolean;
-  /** File type bits of st_mode and the inode number, for every entry lstat could see. */
-  dirent?: { mode: number; ino: bigint };
+/** A listing with every entry's attributes (Vault.readdirPacked). */
+export interface PackedListing {
+  names: string[];
+  /**
+   * STAT_WORDS words per entry (src/util/stat-words.ts): lstat of the cipher
+   * entry, with the plaintext size for files; all zero where lstat failed.
+   */
+  words: Uint32Array;
+  /** Per entry: LISTED_ATTRS and LISTED_NO_XATTRS bits. */
+  flags: Uint8Array;
 }
+
+/** The entry's words are its attributes as stat() gives them (not so for symlinks: their size is the target's plaintext length). */
+export const LISTED_ATTRS = 1;
+/** The entry has no extended attributes at all. */
+export const LISTED_NO_XATTRS = 2;
 
 /** Read and write in pieces of this size in readFile/writeFile. */
 const CHUNK = 1 << 20;
@@ -291,42 +298,33 @@ export class Vault {
   }
 
   /**
-   * readdir plus each entry's attributes as stat() would give them, and
-   * whether it has no extended attributes at all, read in the same pass (a
-   * mount hands them to the kernel's coming lookups and ACL queries).
-   * Symlinks get neither: their size needs the target decrypted. Every
-   * entry that could be stat-ed has `dirent`: its type and inode number,
-   * as readdir(3)'s d_type and d_ino give them.
+   * readdir with each entry's attributes, packed for a mount to hand to the
+   * kernel with the listing (d_type, d_ino) and to its attribute cache:
+   * one native call for the whole listing where the addon is built (an
+   * lstat by full path per entry was a fifth of dbench's time), else lstat
+   * and listxattr per entry.
    */
-  async readdirWithStats(path: string): Promise<ListedEntry[]> {
+  async readdirPacked(path: string): Promise<PackedListing> {
     const { dir, entries } = await this.listing(path);
+    const n = entries.length;
+    const disk = entries.map((e) => e.diskName);
+    const native = statListing(dir, disk);
+    const words = native?.words ?? new Uint32Array(n * STAT_WORDS);
+    const flags = new Uint8Array(n);
     const layout = this.ciphers.content.layout;
-    const out: ListedEntry[] = [];
-    const probed: { entry: ListedEntry; diskName: string }[] = [];
-    for (const { name, diskName } of entries) {
-      const st = await fsx.lstat(join(dir, diskName), { bigint: true }).catch(() => null);
-      if (st === null) {
-        out.push({ name });
-        continue;
+    for (let i = 0; i < n; i++) {
+      if (!native) {
+        const st = await fsx.lstat(join(dir, disk[i]!), { bigint: true }).catch(() => null);
+        if (st === null) continue;
+        putStatWords(words, i, st);
       }
-      const dirent = { mode: Number(st.mode & 0o170000n), ino: st.ino };
-      if (st.isSymbolicLink()) {
-        out.push({ name, dirent });
-        continue;
-      }
-      if (st.isFile()) setSize(st, cipherSizeToPlainSize(layout, Number(st.size)));
-      const entry: ListedEntry = { name, stat: st, noXattrs: false, dirent };
-      out.push(entry);
-      probed.push({ entry, diskName });
+      const type = modeWord(words, i) & C.S_IFMT;
+      if (type === 0 || type === C.S_IFLNK) continue;
+      if (type === C.S_IFREG) setSizeWords(words, i, cipherSizeToPlainSize(layout, sizeWords(words, i)));
+      const none = native ? native.xattrSizes[i] === 0 : await xattr.listAttributes(join(dir, disk[i]!)).then((names) => names.length === 0, () => false);
+      flags[i] = LISTED_ATTRS | (none ? LISTED_NO_XATTRS : 0);
     }
-    // One native call for the whole listing where the addon is built (a
-    // listxattr through @napi-rs/xattr per entry was an eighth of dbench's time).
-    const sizes = xattrListSizes(dir, probed.map((e) => e.diskName));
-    for (let i = 0; i < probed.length; i++) {
-      const e = probed[i]!;
-      e.entry.noXattrs = sizes ? sizes[i] === 0 : await xattr.listAttributes(join(dir, e.diskName)).then((names) => names.length === 0, () => false);
-    }
-    return out;
+    return { names: entries.map((e) => e.name), words, flags };
   }
 
   /** The visible entries of a directory: plaintext name and name on disk. */

@@ -4,11 +4,12 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { promises as fsp } from 'node:fs';
+import { constants as fsConstants, promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { getAttribute, listAttributes, removeAttribute, setAttribute } from '../../src/vault/xattr-io.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
-import { xattrListSizes } from '../../src/util/native-sys.js';
+import { statListing } from '../../src/util/native-sys.js';
+import { inoWords, modeWord, putStatWords, sizeWords, STAT_WORDS } from '../../src/util/stat-words.js';
 import { constants as osConstants } from 'node:os';
 
 let tmp: string;
@@ -80,21 +81,30 @@ test('Node-style errors: ENODATA, ENOENT, ENOTDIR, ENOTSUP, E2BIG, EINVAL', asyn
   assert.match((e as Error).message, /^ENOENT.*getxattr/);
 });
 
-test('xattrListSizes (native sys addon): one call for a listing; 0 = none, not following symlinks, -errno per entry', async (t) => {
+test('statListing (native sys addon): one call for a listing; lstat words as the JS fallback makes them, xattr list sizes, -errno per entry', async (t) => {
   const probe = join(tmp, 'probe');
   await fsp.mkdir(probe);
   await fsp.writeFile(join(probe, 'plain'), 'x');
   await fsp.writeFile(join(probe, 'tagged'), 'x');
   await setAttribute(join(probe, 'tagged'), 'user.k', 'v');
   await fsp.symlink('tagged', join(probe, 'link'));
-  const sizes = xattrListSizes(probe, ['plain', 'tagged', 'link', 'missing', 'x'.repeat(5000)]);
-  if (sizes === null) return t.skip('the sys addon is not built');
+  await fsp.mkdir(join(probe, 'dir'));
+  const names = ['plain', 'tagged', 'link', 'dir', 'missing', 'x'.repeat(5000)];
+  const got = statListing(probe, names);
+  if (got === null) return t.skip('the sys addon is not built');
+  const sizes = got.xattrSizes;
   // Compared with listxattr's names (a system with security labels lists those too).
   const listBytes = (names: string[]) => names.reduce((n, x) => n + Buffer.byteLength(x) + 1, 0);
   const plainNames = await listAttributes(join(probe, 'plain'));
   assert.equal(sizes[0], listBytes(plainNames), 'the plain file');
   assert.equal(sizes[1], listBytes([...plainNames, 'user.k']), 'the tagged file: one name more');
   assert.ok(sizes[2]! < sizes[1]!, 'the link itself (llistxattr), not its target');
-  assert.equal(sizes[3], -osConstants.errno.ENOENT);
-  assert.equal(sizes[4], -osConstants.errno.ENAMETOOLONG);
+  assert.equal(sizes[4], -osConstants.errno.ENOENT);
+  assert.equal(sizes[5], -osConstants.errno.ENAMETOOLONG);
+  const expected = new Uint32Array(names.length * STAT_WORDS);
+  for (let i = 0; i < 4; i++) putStatWords(expected, i, await fsp.lstat(join(probe, names[i]!), { bigint: true }));
+  assert.deepEqual(got.words, expected, 'lstat of each entry (the link itself), zero words where it failed');
+  assert.equal(modeWord(got.words, 2) & fsConstants.S_IFMT, fsConstants.S_IFLNK);
+  assert.equal(sizeWords(got.words, 0), 1);
+  assert.equal(inoWords(got.words, 3), (await fsp.lstat(join(probe, 'dir'), { bigint: true })).ino);
 });
