@@ -52,8 +52,11 @@ export function createNativeReads(vault: Vault, env: NodeJS.ProcessEnv = process
   return {
     hook: reader,
     open(fh, file) {
-      if (!file.readable || file.fence < 0) return;
-      binding.readerOpen(reader, fh, file.fd, file.fence);
+      // A file opened before these fences were attached (or under another
+      // mount's) has no slot here: its reads stay in JS.
+      const slot = file.fenceIn(fences);
+      if (!file.readable || slot < 0) return;
+      binding.readerOpen(reader, fh, file.fd, slot);
       open.add(fh);
     },
     close(fh) {

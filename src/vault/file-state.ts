@@ -21,6 +21,11 @@ export class FileState {
     readonly fence = fences ? fences.claim() : -1,
   ) {}
 
+  /** This file's slot in the counters of `buffer`; -1 when it has none there (no fences, or another reader's). */
+  fenceIn(buffer: ArrayBuffer): number {
+    return this.fences?.buffer === buffer ? this.fence : -1;
+  }
+
   /** Runs `fn`, which changes the cipher file, under the write lock and inside the write fence. */
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const fences = this.fences;

@@ -29,9 +29,9 @@ export class VaultFile {
     return this.f.fd;
   }
 
-  /** The file's write fence slot (./write-fences.ts); -1 for none. */
-  get fence(): number {
-    return this.f.state.fence;
+  /** The file's write fence slot (./write-fences.ts) in the counters of `buffer`; -1 for none. */
+  fenceIn(buffer: ArrayBuffer): number {
+    return this.f.state.fenceIn(buffer);
   }
 
   /** Whether this handle may read (not O_WRONLY). */

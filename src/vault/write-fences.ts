@@ -17,7 +17,8 @@ export class WriteFences {
   private readonly free: number[] = [];
   private next = 0;
 
-  constructor(buffer: ArrayBuffer) {
+  /** The reader's memory the counters live in: a file's slot means something only to that reader. */
+  constructor(readonly buffer: ArrayBuffer) {
     this.counters = new Int32Array(buffer);
   }
 
