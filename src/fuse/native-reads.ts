@@ -46,7 +46,13 @@ export function createNativeReads(vault: Vault, env: NodeJS.ProcessEnv = process
   const b = loadNativeAddon<Partial<ReaderBinding>>('tscryptfs_batch.node');
   if (!b || typeof b.readerCreate !== 'function') return null;
   const binding = b as ReaderBinding;
-  const [reader, fences] = binding.readerCreate(CIPHER[spec.cipher], spec.key, SLOTS);
+  let created: [object, ArrayBuffer];
+  try {
+    created = binding.readerCreate(CIPHER[spec.cipher], spec.key, SLOTS); // the reader keeps its own copy
+  } finally {
+    spec.key.fill(0);
+  }
+  const [reader, fences] = created;
   vault.useWriteFences(fences);
   const open = new Set<number>();
   return {

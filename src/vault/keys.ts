@@ -18,17 +18,23 @@ export interface VaultCiphers {
   /** Null in plaintext-names mode for file names; xattr names always use `xattrNames`. */
   names: NameCodec | null;
   xattrNames: NameCodec;
-  /**
-   * The content cipher and a copy of its key for a mount's native read path
-   * (native/src/reader.c): AES-256-GCM with 16-byte nonces or
-   * XChaCha20-Poly1305, on the OpenSSL backend only; null otherwise.
-   */
-  nativeContent: NativeContentKey | null;
 }
 
+/** A content cipher and its key, for a mount's native read path (native/src/reader.c). */
 export interface NativeContentKey {
   cipher: 'aes-gcm' | 'xchacha';
   key: Uint8Array;
+}
+
+/**
+ * The content key for the native read path, freshly derived (the caller
+ * wipes it once handed over): AES-256-GCM with 16-byte nonces or
+ * XChaCha20-Poly1305, on the OpenSSL backend only; null otherwise.
+ */
+export function nativeContentKey(masterKey: Uint8Array, f: FormatOptions, backend: BackendName = 'node'): NativeContentKey | null {
+  if (backend !== 'node' || (f.cipher !== 'aes-gcm' && f.cipher !== 'xchacha')) return null;
+  const key = contentKey(masterKey, f);
+  return { cipher: f.cipher, key: key === masterKey ? Uint8Array.from(key) : key };
 }
 
 function contentKey(masterKey: Uint8Array, f: FormatOptions): Uint8Array {
@@ -52,9 +58,7 @@ export function deriveCiphers(masterKey: Uint8Array, f: FormatOptions, backend: 
   const cKey = contentKey(masterKey, f);
   let eme: Eme;
   let content: ContentCipher;
-  let nativeContent: NativeContentKey | null = null;
   try {
-    if (backend === 'node' && (f.cipher === 'aes-gcm' || f.cipher === 'xchacha')) nativeContent = { cipher: f.cipher, key: Uint8Array.from(cKey) };
     eme = new Eme(emeKey, backend);
     content = new ContentCipher(createAead(f.cipher, cKey, { backend }));
   } finally {
@@ -64,5 +68,5 @@ export function deriveCiphers(masterKey: Uint8Array, f: FormatOptions, backend: 
   }
   const codecOpts = { raw64: f.raw64, longNameMax: f.longNameMax, longNames: f.longNames };
   const xattrNames = new NameCodec(eme, codecOpts);
-  return { content, names: f.plaintextNames ? null : xattrNames, xattrNames, nativeContent };
+  return { content, names: f.plaintextNames ? null : xattrNames, xattrNames };
 }

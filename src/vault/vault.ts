@@ -40,7 +40,8 @@ import { openFd, fstat, closeFd } from '../util/fd-io.js';
 import { truncateContent, type ContentFile } from './file-content.js';
 import { FileStateTable } from './file-state.js';
 import { WriteFences } from './write-fences.js';
-import { deriveCiphers, type NativeContentKey, type VaultCiphers } from './keys.js';
+import { deriveCiphers, nativeContentKey, type NativeContentKey, type VaultCiphers } from './keys.js';
+import type { BackendName } from '../crypto/index.js';
 import { backingFlags, isWritable, parseOpenFlags } from './open-flags.js';
 import {
   passwordBytes,
@@ -94,6 +95,7 @@ export class Vault {
   private readonly log: Logger;
   private readonly nativeMknod: VaultCommonOptions['mknod'];
   private readonly ciphers: VaultCiphers;
+  private readonly backend: BackendName;
   private readonly mapper: PathMapper;
   /** Decrypted short names of listings, by directory IV (never stale: see NameMemo). */
   private readonly nameMemo = new NameMemo();
@@ -114,7 +116,8 @@ export class Vault {
     this.log = opts.logger ?? stderrLogger;
     this.nativeMknod = opts.mknod;
     this.prealloc = new Preallocator(!(opts.noPrealloc ?? false), this.log);
-    this.ciphers = deriveCiphers(masterKey, format, opts.backend);
+    this.backend = opts.backend ?? 'node';
+    this.ciphers = deriveCiphers(masterKey, format, this.backend);
     this.mapper = new PathMapper(cipherdir, format, this.ciphers.names, this.log);
     this.cipherBuffers = new BufferPool(33 * this.ciphers.content.layout.cipherBlockSize);
   }
@@ -176,17 +179,17 @@ export class Vault {
     this.closed = true;
     this.masterKey.fill(0);
     this.masterKey = new Uint8Array(0);
-    this.ciphers.nativeContent?.key.fill(0);
     this.mapper.clear();
   }
 
   /**
    * For a mount's native read path (src/fuse/native-reads.ts): the content
-   * cipher and key when that path can read this filesystem, else null.
+   * cipher and a fresh copy of its key when that path can read this
+   * filesystem, else null. The caller wipes the key once handed over.
    */
   nativeReadKey(): NativeContentKey | null {
     this.assertOpen();
-    return this.ciphers.nativeContent;
+    return nativeContentKey(this.masterKey, this.format, this.backend);
   }
 
   /** Write fences (./write-fences.ts) for the files opened from now on; `buffer` holds the counters. */
