@@ -15,11 +15,17 @@ export const BATCH_GCM = 0;
 export const BATCH_XCHACHA = 1;
 type BatchCipher = typeof BATCH_GCM | typeof BATCH_XCHACHA;
 
-interface BatchBinding {
+export interface BatchBinding {
   /** Block k of `out` = nonce_k || ct_k || tag_k(16). */
   sealBlocks(cipher: BatchCipher, key: Uint8Array, nonces: Uint8Array, plaintext: Uint8Array, blockSize: number, aads: Uint8Array, aadLen: number, out: Uint8Array): void;
   /** -1 on success, else the first block whose tag failed (out is zeroed). */
   openBlocks(cipher: BatchCipher, key: Uint8Array, sealed: Uint8Array, cipherBlockSize: number, aads: Uint8Array, aadLen: number, out: Uint8Array): number;
+  /** A mount's native read path (native/src/reader.c; used by src/fuse/native-reads.ts): [reader, its fence counters]. */
+  readerCreate(cipher: BatchCipher, key: Uint8Array, slots: number): [object, ArrayBuffer];
+  readerOpen(reader: object, fh: number, fd: number, slot: number): void;
+  readerClose(reader: object, fh: number): void;
+  /** [reads answered natively, reads passed on to JS] */
+  readerStats(reader: object): [number, number];
 }
 
 /** Loaded once per process; null when unavailable (the file cannot change while we run). */

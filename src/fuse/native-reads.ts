@@ -9,23 +9,17 @@
  * and logs it (Documentation/performance.txt §9).
  *
  * Available for AES-256-GCM and XChaCha20-Poly1305 on the OpenSSL backend
- * when the addon is built; TSCRYPTFS_NATIVE_READ=0 turns it off (for
- * measurements), and -sharedstorage mounts do not use it (see mount.ts).
+ * when the addon is built (and not refused with TSCRYPTFS_NATIVE_BATCH=0);
+ * TSCRYPTFS_NATIVE_READ=0 turns it off (for measurements), and
+ * -sharedstorage mounts do not use it (see mount.ts).
  */
 import type { Vault, VaultFile } from '../vault/index.js';
-import { loadNativeAddon } from '../util/native-addon.js';
-
-interface ReaderBinding {
-  readerCreate(cipher: number, key: Uint8Array, slots: number): [object, ArrayBuffer];
-  readerOpen(reader: object, fh: number, fd: number, slot: number): void;
-  readerClose(reader: object, fh: number): void;
-  readerStats(reader: object): [number, number];
-}
+import { BATCH_GCM, BATCH_XCHACHA, batchBinding } from '../crypto/native-batch.js';
 
 /** Files open at once whose reads can go the native way (more just stay in JS). */
 const SLOTS = 65536;
 
-const CIPHER = { 'aes-gcm': 0, xchacha: 1 } as const;
+const CIPHER = { 'aes-gcm': BATCH_GCM, xchacha: BATCH_XCHACHA } as const;
 
 export interface NativeReads {
   /** What the binding's setReadHook takes. */
@@ -40,12 +34,11 @@ export interface NativeReads {
 
 /** A native reader for `vault`'s files, or null when it cannot be had (cipher, backend, addon, environment). */
 export function createNativeReads(vault: Vault, env: NodeJS.ProcessEnv = process.env): NativeReads | null {
-  if (env.TSCRYPTFS_NATIVE_READ === '0' || env.TSCRYPTFS_NATIVE_BATCH === '0') return null;
+  if (env.TSCRYPTFS_NATIVE_READ === '0') return null;
+  const binding = batchBinding();
+  if (!binding) return null;
   const spec = vault.nativeReadKey();
   if (!spec) return null;
-  const b = loadNativeAddon<Partial<ReaderBinding>>('tscryptfs_batch.node');
-  if (!b || typeof b.readerCreate !== 'function') return null;
-  const binding = b as ReaderBinding;
   let created: [object, ArrayBuffer];
   try {
     created = binding.readerCreate(CIPHER[spec.cipher], spec.key, SLOTS); // the reader keeps its own copy
@@ -54,19 +47,16 @@ export function createNativeReads(vault: Vault, env: NodeJS.ProcessEnv = process
   }
   const [reader, fences] = created;
   vault.useWriteFences(fences);
-  const open = new Set<number>();
   return {
     hook: reader,
     open(fh, file) {
       // A file opened before these fences were attached (or under another
       // mount's) has no slot here: its reads stay in JS.
       const slot = file.fenceIn(fences);
-      if (!file.readable || slot < 0) return;
-      binding.readerOpen(reader, fh, file.fd, slot);
-      open.add(fh);
+      if (file.readable && slot >= 0) binding.readerOpen(reader, fh, file.fd, slot);
     },
     close(fh) {
-      if (open.delete(fh)) binding.readerClose(reader, fh);
+      binding.readerClose(reader, fh); // nothing to do for a handle it never saw
     },
     stats() {
       const [served, passed] = binding.readerStats(reader);
