@@ -42,7 +42,7 @@ export class VaultFile {
   private check(syscall: string, need: 'read' | 'write' | 'any'): void {
     if (this.closed) throw fsError('EBADF', syscall, this.path, 'handle is closed');
     const mode = accessMode(this.flags);
-    if (need === 'read' && mode === C.O_WRONLY) throw fsError('EBADF', syscall, this.path, 'not open for reading');
+    if (need === 'read' && !this.readable) throw fsError('EBADF', syscall, this.path, 'not open for reading');
     if (need === 'write' && mode === C.O_RDONLY) throw fsError('EBADF', syscall, this.path, 'not open for writing');
   }
 
