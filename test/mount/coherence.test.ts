@@ -63,6 +63,29 @@ test('a stat right after a change through the mount shows it: write, truncate, c
   await rejectsWith(fsp.stat(dir), 'ENOENT', 'stat after rm -r');
 });
 
+test('a file that gets a second name shows it at once under its first: link count, and changes made through the new name', T, async () => {
+  const dir = fx.p('l');
+  await fsp.mkdir(dir);
+  const a = join(dir, 'a');
+  const b = join(dir, 'b');
+  await fsp.writeFile(a, 'x');
+  const ha = await fsp.open(a, 'r');
+  try {
+    assert.equal((await fsp.stat(a)).nlink, 1); // one name: the kernel may keep these attributes
+    assert.equal((await ha.stat()).nlink, 1);
+    await fsp.link(a, b);
+    assert.equal((await fsp.stat(a)).nlink, 2, 'link count under the first name right after link');
+    assert.equal((await ha.stat()).nlink, 2, 'fstat of the first name\'s handle right after link');
+    await fsp.appendFile(b, Buffer.alloc(100, 7));
+    assert.equal((await fsp.stat(a)).size, 101, 'size under the first name after a write through the second');
+    assert.deepEqual(await fsp.readFile(a), Buffer.concat([Buffer.from('x'), Buffer.alloc(100, 7)]));
+    await fsp.chmod(b, 0o600);
+    assert.equal((await fsp.stat(a)).mode & 0o777, 0o600, 'mode under the first name after chmod of the second');
+  } finally {
+    await ha.close();
+  }
+});
+
 test('after a listing, xattrs and sizes still show every change made through the mount', T, async () => {
   const dir = fx.p('xa');
   await fsp.mkdir(dir);
