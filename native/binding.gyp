@@ -33,6 +33,7 @@
       "sources": [
         "src/batch_aead.c",
         "src/aead_block.c",
+        "src/shared_job.c",
         "src/napi_args.c",
         "src/reader.c"
       ],

@@ -10,6 +10,7 @@
  */
 #include <node_api.h>
 #include "aead_block.h"
+#include "shared_job.h"
 #include "napi_args.h"
 #include "reader.h"
 #include <string.h>
@@ -26,10 +27,37 @@ static int get_cipher(napi_env env, napi_value v, int *c)
     return 1;
 }
 
+/* One call's blocks, sealed in chunks of SEAL_CHUNK by the caller and any thread that assists (shared_job.h). */
+#define SEAL_CHUNK 4
+struct seal_job {
+    int c;
+    const uint8_t *key, *nonces, *pt, *aads;
+    size_t ptlen, bs, aadlen, ns, nb;
+    uint8_t *out;
+};
+
+static void drop_ctx(void *ctx) { EVP_CIPHER_CTX_free(ctx); }
+
+static int seal_chunk(void *arg, size_t i, void **scratch)
+{
+    const struct seal_job *j = arg;
+    const size_t first = i * SEAL_CHUNK, end = first + SEAL_CHUNK < j->nb ? first + SEAL_CHUNK : j->nb;
+    if (!*scratch && !(*scratch = aead_new_ctx(j->c, 1))) return 0;
+    for (size_t k = first; k < end; k++) {
+        /* every block before the last is full, so block k starts at k whole sealed blocks */
+        const size_t off = k * j->bs, len = j->ptlen - off < j->bs ? j->ptlen - off : j->bs, o = k * (j->ns + j->bs + TAG);
+        memcpy(j->out + o, j->nonces + k * j->ns, j->ns);
+        if (!aead_one(*scratch, j->c, 1, k == first, j->key, j->nonces + k * j->ns, j->aads + k * j->aadlen, j->aadlen,
+                      j->pt + off, len, j->out + o + j->ns, j->out + o + j->ns + len))
+            return 0;
+    }
+    return 1;
+}
+
 /* sealBlocks(cipher, key, nonces, plaintext, blockSize, aads, aadLen, out); cipher 0 = GCM, 1 = XChaCha */
 static napi_value js_seal_blocks(napi_env env, napi_callback_info info)
 {
-    size_t argc = 8, keylen, nlen, ptlen, bs, aadslen, aadlen, outlen, nb, k, o, ns;
+    size_t argc = 8, keylen, nlen, ptlen, bs, aadslen, aadlen, outlen, nb, ns;
     napi_value argv[8];
     uint8_t *key, *nonces, *pt, *aads, *out;
     int c;
@@ -43,18 +71,9 @@ static napi_value js_seal_blocks(napi_env env, napi_callback_info info)
     nb = ptlen / bs + (ptlen % bs != 0);
     if (nlen != nb * ns || aadslen != nb * aadlen || outlen != ptlen + nb * (ns + TAG))
         return throw_inval(env, "sealBlocks: nonces, aads or out have the wrong length");
-    EVP_CIPHER_CTX *ctx = aead_new_ctx(c, 1);
-    if (!ctx) return throw_inval(env, "sealBlocks: OpenSSL context setup failed");
-    for (k = 0, o = 0; k < nb; k++) {
-        const size_t off = k * bs, len = ptlen - off < bs ? ptlen - off : bs;
-        memcpy(out + o, nonces + k * ns, ns);
-        if (!aead_one(ctx, c, 1, k == 0, key, nonces + k * ns, aads + k * aadlen, aadlen, pt + off, len, out + o + ns, out + o + ns + len)) {
-            EVP_CIPHER_CTX_free(ctx);
-            return throw_inval(env, "sealBlocks: OpenSSL failed");
-        }
-        o += ns + len + TAG;
-    }
-    EVP_CIPHER_CTX_free(ctx);
+    const struct seal_job j = {c, key, nonces, pt, aads, ptlen, bs, aadlen, ns, nb, out};
+    if (!shared_job_run(seal_chunk, drop_ctx, (void *)&j, (nb + SEAL_CHUNK - 1) / SEAL_CHUNK))
+        return throw_inval(env, "sealBlocks: OpenSSL failed");
     return NULL;
 }
 
@@ -100,7 +119,8 @@ NAPI_MODULE_INIT()
     if (napi_create_function(env, "sealBlocks", NAPI_AUTO_LENGTH, js_seal_blocks, NULL, &f) != napi_ok ||
         napi_set_named_property(env, exports, "sealBlocks", f) != napi_ok ||
         napi_create_function(env, "openBlocks", NAPI_AUTO_LENGTH, js_open_blocks, NULL, &f) != napi_ok ||
-        napi_set_named_property(env, exports, "openBlocks", f) != napi_ok || !reader_register(env, exports))
+        napi_set_named_property(env, exports, "openBlocks", f) != napi_ok || !reader_register(env, exports) ||
+        !shared_job_register(env, exports))
         return NULL;
     return exports;
 }

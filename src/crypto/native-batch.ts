@@ -26,6 +26,10 @@ export interface BatchBinding {
   readerClose(reader: object, fh: number): void;
   /** [reads answered natively, reads passed on to JS] */
   readerStats(reader: object): [number, number];
+  /** What the binding's setAssistHook takes: lets its waiting threads seal chunks of a large sealBlocks (native/src/shared_job.h). */
+  assistHook(): object;
+  /** [jobs opened to other threads, chunks they sealed], for this process so far. */
+  sharedJobStats(): [number, number];
 }
 
 /** Loaded once per process; null when unavailable (the file cannot change while we run). */

@@ -20,6 +20,8 @@ export interface FuseInstance extends EventEmitter {
   attrGen(): number;
   /** Sets (or, with null, clears) the native read path; false when not mounted. */
   setReadHook(hook: object | null): boolean;
+  /** Sets (or clears) what libfuse threads do while they wait for JS (patch level 18); false when not mounted. */
+  setAssistHook(hook: object | null): boolean;
   unmount(cb: (err: Error | null) => void): void;
 }
 

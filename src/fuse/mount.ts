@@ -6,6 +6,7 @@ import type { Vault } from '../vault/index.js';
 import type { ReverseView } from '../reverse/index.js';
 import type { Logger } from '../util/logger.js';
 import { DIRECT_IO } from '../util/fs-ops.js';
+import { batchBinding } from '../crypto/native-batch.js';
 import { loadFuse, type FuseInstance } from './fuse-native.js';
 import { makeOperations, type FuseOperations } from './operations.js';
 import { createNativeReads } from './native-reads.js';
@@ -136,6 +137,10 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
   });
   // The reader stays referenced (by `operations`) until the mount is gone, so the hook never dangles.
   if (readHook) fuse.setReadHook(readHook);
+  // A libfuse thread waiting for the answer to a large WRITE seals some of
+  // its blocks (native/src/shared_job.h); TSCRYPTFS_ASSIST=0 turns that off.
+  const assist = process.env.TSCRYPTFS_ASSIST === '0' ? undefined : batchBinding()?.assistHook();
+  if (assist) fuse.setAssistHook(assist);
   return {
     mountpoint,
     operations,

@@ -20,6 +20,7 @@ import type { FuseCallback, FuseTime } from './fuse-native.js';
 import { HandleTable, type Closable } from './handle-table.js';
 import { HiddenFiles, isHiddenPath } from './hidden-files.js';
 import type { NativeReads } from './native-reads.js';
+import { batchBinding } from '../crypto/native-batch.js';
 
 export interface OperationOptions {
   /** utimensat(2) with exact nanoseconds on a cipher path; 0 or -errno. */
@@ -258,5 +259,11 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity, calls: () => ({ ...calls.snapshot(), ...(reads && { nativeRead: reads.stats().served }) }), useAttrCache: (c) => void (attrCache = c) };
+  /** Chunks of blocks sealed by libfuse threads while they waited (mount.ts, setAssistHook); this process's count, shown once there are any. */
+  const assistedChunks = (): Record<string, number> => {
+    const n = batchBinding()?.sharedJobStats()[1] ?? 0;
+    return n > 0 ? { assistedChunks: n } : {};
+  };
+
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity, calls: () => ({ ...calls.snapshot(), ...(reads && { nativeRead: reads.stats().served }), ...assistedChunks() }), useAttrCache: (c) => void (attrCache = c) };
 }
