@@ -62,16 +62,17 @@ const MAX_WRITE = 131072;
  * thread for its answer, the JS event loop for the next request. Waking a
  * sleeping thread costs about 100 us on an idle virtual machine, and
  * untarring a source tree went from 39 s to 22 s with these. The libfuse
- * thread spins only when no other request is waiting for JS, four times as
- * long for unlink, rmdir, rename and mkdir, and 3 ns per byte for a 128 KiB
- * write; 10 us rather than 20 gave dbench with 4 clients 46 -> 50 MB/s for
- * an untar about 4 % slower. For measurements, TSCRYPTFS_SPIN=ANSWER,LOOP
- * overrides them ("0,0": off).
+ * thread spins only when no other request is waiting for JS (spinning
+ * behind a queue cost dbench with 4 clients 15 %), and 3 ns per byte for a
+ * 128 KiB write. 40 us covers most answers of an untar (small writes,
+ * setattr, create, negative lookups take JS 20-40 us): untar of the bench
+ * tree 18.6 -> 17.3 s against 10 us, dbench unchanged. For measurements,
+ * TSCRYPTFS_SPIN=ANSWER,LOOP overrides them ("0,0": off).
  */
 export function spinSettings(env: string | undefined = process.env.TSCRYPTFS_SPIN): { answer: number; loop: number } {
   const m = env === undefined ? null : /^(\d+),(\d+)$/.exec(env.trim());
   if (m) return { answer: Number(m[1]), loop: Number(m[2]) };
-  return { answer: 10, loop: 200 };
+  return { answer: 40, loop: 200 };
 }
 
 export function fuseOptionList(o: MountOptions): string[] {
