@@ -2,11 +2,10 @@
  * Per-directory name IVs (FORMAT.md §5.5): `gocryptfs.diriv`, exactly 16
  * random non-zero bytes, mode 0444, written once when the directory is made.
  */
-import { promises as fsp, constants as C } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from '../crypto/index.js';
 import { fsError } from '../util/errors.js';
-import { readHead } from '../util/fs-ops.js';
+import { readHead, writeNewFile } from '../util/fs-ops.js';
 
 export const DIRIV_NAME = 'gocryptfs.diriv';
 export const DIRIV_LEN = 16;
@@ -26,12 +25,6 @@ export async function readDirIV(cipherDir: string): Promise<Buffer> {
 /** Creates the IV file of a new directory (the directory must be writable). */
 export async function createDirIV(cipherDir: string): Promise<Buffer> {
   const iv = Buffer.from(randomBytes(DIRIV_LEN));
-  const fh = await fsp.open(join(cipherDir, DIRIV_NAME), C.O_WRONLY | C.O_CREAT | C.O_EXCL, DIRIV_MODE);
-  try {
-    await fh.writeFile(iv);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
+  await writeNewFile(join(cipherDir, DIRIV_NAME), iv, DIRIV_MODE, true);
   return iv;
 }

@@ -4,11 +4,10 @@
  * encrypted name in a sibling `<hashed>.name` file (mode 0444).
  */
 import { createHash } from 'node:crypto';
-import { promises as fsp, constants as C } from 'node:fs';
 import { join } from 'node:path';
 import { b64Encode } from './b64.js';
 import { hasCode } from '../util/errors.js';
-import { fsx } from '../util/fs-ops.js';
+import { fsx, writeNewFile } from '../util/fs-ops.js';
 
 export const LONGNAME_PREFIX = 'gocryptfs.longname.';
 export const LONGNAME_SUFFIX = '.name';
@@ -48,12 +47,7 @@ export async function readLongName(dir: string, hashed: string): Promise<string 
 export async function writeLongName(dir: string, hashed: string, cname: string): Promise<void> {
   const path = join(dir, hashed + LONGNAME_SUFFIX);
   try {
-    const fh = await fsp.open(path, C.O_WRONLY | C.O_CREAT | C.O_EXCL, LONGNAME_FILE_MODE);
-    try {
-      await fh.writeFile(cname, 'latin1');
-    } finally {
-      await fh.close();
-    }
+    await writeNewFile(path, Buffer.from(cname, 'latin1'), LONGNAME_FILE_MODE);
   } catch (err) {
     if (hasCode(err, 'EEXIST') && (await readLongName(dir, hashed)) === cname) return;
     throw err;
@@ -61,5 +55,5 @@ export async function writeLongName(dir: string, hashed: string, cname: string):
 }
 
 export async function deleteLongName(dir: string, hashed: string): Promise<void> {
-  await fsp.rm(join(dir, hashed + LONGNAME_SUFFIX), { force: true });
+  await fsx.rm(join(dir, hashed + LONGNAME_SUFFIX), { force: true });
 }
