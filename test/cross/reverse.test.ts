@@ -76,7 +76,12 @@ async function makeTree(root: string): Promise<void> {
   const r = await run('mkfifo', [p('fifo')]);
   assert.equal(r.code, 0, describeRun('mkfifo', r));
   // Fixed times (the diriv and .name files take theirs from their directory / file).
-  for (const d of [p('sub', LONG_DIR), p('sub'), p('cache'), root]) await fsp.utimes(d, 1_600_000_000, 1_600_000_000);
+  // rsync -a leaves a fifo's, symlink's or directory's mtime alone when it
+  // equals the source's to the second, so entries made within the second
+  // of the copy would keep the copy's own times: give them all old ones.
+  await fsp.utimes(p('fifo'), 1_600_000_000, 1_600_000_000);
+  for (const l of [p('link'), p('abslink'), p('sub', 'uplink'), p('sub', LONG_LINK)]) await fsp.lutimes(l, 1_600_000_000, 1_600_000_000);
+  for (const d of [p('sub', LONG_DIR), p('sub'), p('cache', 'deeper'), p('cache'), root]) await fsp.utimes(d, 1_600_000_000, 1_600_000_000);
 }
 
 /** `find` listing: path, type+mode, size, links, owner, mtime, link target (no inode numbers). */
