@@ -5,7 +5,8 @@
 import { join } from 'node:path';
 import { randomBytes } from '../crypto/index.js';
 import { fsError } from '../util/errors.js';
-import { readHead, writeNewFile } from '../util/fs-ops.js';
+import { readHead } from '../util/fs-ops.js';
+import { writeNewFile } from '../util/fd-io.js';
 
 export const DIRIV_NAME = 'gocryptfs.diriv';
 export const DIRIV_LEN = 16;

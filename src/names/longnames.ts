@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { b64Encode } from './b64.js';
 import { hasCode } from '../util/errors.js';
-import { fsx, writeNewFile } from '../util/fs-ops.js';
+import { fsx } from '../util/fs-ops.js';
+import { writeNewFile } from '../util/fd-io.js';
 
 export const LONGNAME_PREFIX = 'gocryptfs.longname.';
 export const LONGNAME_SUFFIX = '.name';

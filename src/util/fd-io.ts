@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
-import { DIRECT_IO } from './fs-ops.js';
+import { DIRECT_IO, fsx } from './fs-ops.js';
 
 const readAsync = promisify(fs.read);
 const writeAsync = promisify(fs.write);
@@ -49,4 +49,22 @@ export async function preadFull(fd: number, length: number, position: number, in
 export async function pwriteFull(fd: number, data: Uint8Array, position: number): Promise<void> {
   let done = 0;
   while (done < data.length) done += await write(fd, data, done, data.length - done, position + done);
+}
+
+/**
+ * Creates `path` (O_EXCL: EEXIST if it exists) holding `data`, with mode
+ * `mode`, flushed with fsync when `sync` is set. A file left incomplete by
+ * a failed write (ENOSPC) is removed again, as gocryptfs does for a diriv.
+ */
+export async function writeNewFile(path: string, data: Uint8Array, mode: number, sync = false): Promise<void> {
+  const fd = await openFd(path, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, mode);
+  try {
+    await pwriteFull(fd, data, 0);
+    if (sync) await fsync(fd);
+  } catch (err) {
+    await closeFd(fd).catch(() => undefined);
+    await fsx.rm(path, { force: true });
+    throw err;
+  }
+  await closeFd(fd);
 }

@@ -62,27 +62,3 @@ export async function readHead(path: string, n: number): Promise<Buffer> {
   }
 }
 
-/**
- * Creates `path` (O_EXCL: EEXIST if it exists) with `data` and mode `mode`,
- * flushed to disk with fsync when `sync` is set, in the process's I/O style.
- */
-export async function writeNewFile(path: string, data: Uint8Array, mode: number, sync = false): Promise<void> {
-  const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL;
-  if (DIRECT_IO) {
-    const fd = fs.openSync(path, flags, mode);
-    try {
-      for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off);
-      if (sync) fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    return;
-  }
-  const fh = await fsp.open(path, flags, mode);
-  try {
-    await fh.writeFile(data);
-    if (sync) await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
