@@ -1,8 +1,8 @@
 /*
  * One 4 KiB content block of AES-256-GCM (16-byte IV) or
- * XChaCha20-Poly1305 through the OpenSSL that node exports (FORMAT.md §4.4,
- * §4.6). Shared by the batch calls (batch_aead.c) and a mount's native read
- * path (reader.c).
+ * XChaCha20-Poly1305 through the OpenSSL that node exports
+ * (Documentation/format.md §5.3, §5.5). Shared by the batch calls
+ * (batch_aead.c) and a mount's native read path (reader.c).
  */
 #ifndef TSCRYPTFS_AEAD_BLOCK_H
 #define TSCRYPTFS_AEAD_BLOCK_H

@@ -1,7 +1,7 @@
 /*
- * Batched AES-256-GCM and XChaCha20-Poly1305 for file content (FORMAT.md
- * §4.4, §4.6): many 4 KiB blocks per call, each nonce || ciphertext ||
- * tag(16), through the OpenSSL
+ * Batched AES-256-GCM and XChaCha20-Poly1305 for file content
+ * (Documentation/format.md §5.3, §5.5): many 4 KiB blocks per call, each
+ * nonce || ciphertext || tag(16), through the OpenSSL
  * that node itself exports (node links it statically and exports the EVP
  * symbols; the headers ship in <nodedir>/include/node/openssl). One cipher
  * context is reused for every block of a call, which is what per-block

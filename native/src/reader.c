@@ -4,7 +4,7 @@
  * thread hand-overs on top of the pread and the decryption, all on the one
  * JS thread. Here the libfuse thread that received the READ answers it
  * itself: it preads the cipher blocks of a handle JavaScript registered and
- * opens them (FORMAT.md §4.2-§4.4, §4.6, §4.8), so reads run in parallel on
+ * opens them (Documentation/format.md §5.3, §5.5, §6.1, §6.3), so reads run in parallel on
  * libfuse's threads and never wait for the event loop.
  *
  * Only the plain case is answered here; everything else returns -1 and the

@@ -1,6 +1,6 @@
 /**
  * Process exit codes, numerically identical to gocryptfs's
- * internal/exitcodes (FORMAT.md §12), so scripts written for gocryptfs
+ * internal/exitcodes (Documentation/format.md §12.1), so scripts written for gocryptfs
  * can test our results the same way.
  */
 export const EXIT = {

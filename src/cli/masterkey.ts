@@ -1,5 +1,5 @@
 /**
- * -masterkey HEX, -masterkey=stdin and -zerokey (FORMAT.md §2.5): a master
+ * -masterkey HEX, -masterkey=stdin and -zerokey (Documentation/format.md §4.3): a master
  * key from the command line instead of the config file's password.
  */
 import { bool, str, type ParsedArgs } from './args.js';

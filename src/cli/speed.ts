@@ -1,5 +1,5 @@
 /**
- * -speed (FORMAT.md §13): the version line, the CPU line, then the seal
+ * -speed (Documentation/format.md §12.2): the version line, the CPU line, then the seal
  * throughput of every content cipher with each backend, encrypting
  * 4096-byte blocks with a 24-byte AAD, in MB/s (10^6 bytes per second).
  * Where the cipher has a batch call (the native addon's AES-GCM and

@@ -1,7 +1,8 @@
 /**
  * gocryptfs.conf as a value: parsing with Go's encoding/json leniency
  * (case-insensitive keys, unknown keys ignored) and serialising the way
- * gocryptfs writes it (FORMAT.md §2.1: tab indentation, fixed field order).
+ * gocryptfs writes it (Documentation/format.md §3.2: tab indentation, fixed
+ * field order).
  */
 import { configError } from '../util/errors.js';
 import { validateFlags } from './feature-flags.js';
@@ -94,7 +95,7 @@ export function parseConf(text: string): ConfFile {
   return conf;
 }
 
-/** gocryptfs's load-time validation (§2.2): version, scrypt limits, flags. */
+/** gocryptfs's load-time validation (format.md §3.4): version, scrypt limits, flags. */
 export function validateConf(conf: ConfFile): void {
   if (conf.Version !== CONF_VERSION) {
     throw configError('ECONFIGINVALID', `unsupported on-disk format version ${conf.Version} (expected ${CONF_VERSION})`);

@@ -1,7 +1,7 @@
 /**
  * Reading and writing gocryptfs.conf on disk. Writes never leave a
  * directory without a config: write `<conf>.tmp` (O_EXCL, 0400), fsync,
- * rename over the old file, fsync the directory (FORMAT.md §2.1).
+ * rename over the old file, fsync the directory (Documentation/format.md §3.2).
  */
 import { promises as fsp, constants as C } from 'node:fs';
 import { dirname } from 'node:path';

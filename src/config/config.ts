@@ -53,7 +53,7 @@ export async function unlockConf(conf: ConfFile, password: Uint8Array, backend?:
 
 /**
  * The same master key under a new password (new salt and nonce), keeping
- * every flag and N unless a new log2(N) is given (FORMAT.md §2.4).
+ * every flag and N unless a new log2(N) is given (Documentation/format.md §4.2).
  */
 export async function rewrapConf(
   conf: ConfFile,

@@ -1,5 +1,5 @@
 /**
- * gocryptfs feature flags (FORMAT.md §2.2) and the validation rules that
+ * gocryptfs feature flags (Documentation/format.md §3.3, §3.4) and the validation rules that
  * gocryptfs 2.3 applies when it loads a config. A flag we do not know means
  * the directory was made by a newer program: refusing it is what keeps us
  * from damaging it.
@@ -11,7 +11,7 @@ export const FLAG = {
   GCMIV128: 'GCMIV128',
   XChaCha20Poly1305: 'XChaCha20Poly1305',
   AESSIV: 'AESSIV',
-  /** AEGIS-256X2 content encryption: gocryptfs's unmerged `aegis` branch (FORMAT.md §4.7). */
+  /** AEGIS-256X2 content encryption: gocryptfs's unmerged `aegis` branch (format.md §5.6). */
   AEGIS256X2: 'AEGIS256X2',
   PlaintextNames: 'PlaintextNames',
   DirIV: 'DirIV',
@@ -44,7 +44,7 @@ export const KNOWN_FLAGS: readonly FeatureFlag[] = [
   FLAG.FIDO2,
 ];
 
-/** Flags that cannot be combined with PlaintextNames (§2.2). */
+/** Flags that cannot be combined with PlaintextNames (format.md §3.4, item 5). */
 const PLAINTEXTNAMES_CONFLICTS: readonly FeatureFlag[] = [
   FLAG.EMENames,
   FLAG.DirIV,
@@ -58,7 +58,7 @@ export function isKnownFlag(flag: string): flag is FeatureFlag {
 }
 
 /**
- * Applies gocryptfs's load-time checks (§2.2 "Validation", items 3–6), with
+ * Applies gocryptfs's load-time checks (format.md §3.4, items 3–6), with
  * the aegis branch's rules for AEGIS256X2 (no GCMIV128, no
  * XChaCha20Poly1305; like the branch, HKDF is not checked here — deriving
  * the AEGIS key refuses a filesystem without it).

@@ -1,7 +1,7 @@
 /**
  * The format settings of one cipher directory, as every lower layer needs
  * them. They come from the config's feature flags, or from command-line
- * flags when the config is bypassed with `-masterkey` (FORMAT.md §2.5).
+ * flags when the config is bypassed with `-masterkey` (Documentation/format.md §4.3).
  */
 import type { CipherName } from '../crypto/aead.js';
 import { FLAG, type FeatureFlag } from './feature-flags.js';
@@ -25,7 +25,7 @@ export interface FormatOptions {
 
 export const DEFAULT_LONGNAMEMAX = 255;
 
-/** The content cipher a config's flags select; first match wins (FORMAT.md §2.2). */
+/** The content cipher a config's flags select; first match wins (format.md §3.5). */
 function cipherFromFlags(has: (f: FeatureFlag) => boolean): CipherName {
   if (has(FLAG.XChaCha20Poly1305)) return 'xchacha';
   if (has(FLAG.AEGIS256X2)) return 'aegis';
@@ -49,8 +49,8 @@ export function formatFromFlags(flags: readonly string[], longNameMax: number): 
 }
 
 /**
- * What `-init` writes for the given settings, in gocryptfs's order (§2.2
- * table; the aegis branch's configfile.Create sets AEGIS256X2 where
+ * What `-init` writes for the given settings, in gocryptfs's order (format.md
+ * §3.5; the aegis branch's configfile.Create sets AEGIS256X2 where
  * XChaCha20Poly1305 or else GCMIV128 would go).
  */
 export function flagsFromFormat(f: FormatOptions): FeatureFlag[] {

@@ -1,5 +1,5 @@
 /**
- * Wrapping the 32-byte master key into `EncryptedKey` (FORMAT.md §2.4):
+ * Wrapping the 32-byte master key into `EncryptedKey` (Documentation/format.md §4.2):
  * one AES-256-GCM message, AAD = BE64(0), keyed by the scrypt output
  * (through HKDF when the HKDF flag is set), with a 128-bit nonce under
  * HKDF and a 96-bit nonce in legacy configs.

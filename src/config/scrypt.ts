@@ -1,6 +1,6 @@
 /**
  * The password-to-key step: scrypt with gocryptfs's parameter limits
- * (FORMAT.md §2.3; gocryptfs internal/configfile/scrypt.go).
+ * (Documentation/format.md §4.1; gocryptfs internal/configfile/scrypt.go).
  */
 import { scrypt as nodeScrypt } from 'node:crypto';
 import scryptJs from 'scrypt-js';

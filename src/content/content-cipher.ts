@@ -1,6 +1,7 @@
 /**
- * Sealing and opening content blocks (FORMAT.md §4.3–§4.8), and the single
- * AEAD messages used for symlink targets and xattr values (§6, §7).
+ * Sealing and opening content blocks (Documentation/format.md §5.7, §6.3),
+ * and the single AEAD messages used for symlink targets and xattr values
+ * (§8.1, §8.3).
  *
  * A block on disk is `nonce || sealed`, where `sealed` is what the AEAD
  * returns. Every block's AAD is BE64(blockNo) || fileID, so blocks cannot

@@ -1,6 +1,7 @@
 /**
  * The 18-byte file header: version 2 (big-endian u16) and a random,
- * non-zero 16-byte file ID that binds every block to its file (FORMAT.md §4.2).
+ * non-zero 16-byte file ID that binds every block to its file
+ * (Documentation/format.md §6.1).
  */
 import { randomBytes } from '../crypto/index.js';
 import { HEADER_LEN } from './layout.js';

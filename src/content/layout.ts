@@ -1,6 +1,6 @@
 /**
  * Offset and size arithmetic between plaintext and ciphertext files
- * (FORMAT.md §4.1, §4.10). Pure functions of the per-block overhead.
+ * (Documentation/format.md §6.2, §6.5). Pure functions of the per-block overhead.
  */
 export const HEADER_LEN = 18;
 export const BLOCK_SIZE = 4096;

@@ -5,8 +5,9 @@
  * master key with an AEAD. The nonce is chosen by the caller (content layer)
  * and stored in front of the sealed bytes; `seal` returns only what follows
  * the nonce on disk. For AES-GCM and XChaCha20-Poly1305 that is
- * `ciphertext || tag`; for AES-SIV it is `tag(SIV) || ciphertext` (FORMAT.md §4.4).
- * AEGIS-256X2 ('aegis', gocryptfs's unmerged aegis branch, §4.7) is stored
+ * `ciphertext || tag`; for AES-SIV it is `tag(SIV) || ciphertext`
+ * (Documentation/format.md §5.2). AEGIS-256X2 ('aegis', gocryptfs's
+ * unmerged aegis branch, format.md §5.6) is stored
  * like GCM: `nonce(32) || ciphertext || tag(16)`.
  */
 export type CipherName = 'aes-gcm' | 'aes-siv' | 'xchacha' | 'aegis';

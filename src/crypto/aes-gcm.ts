@@ -1,7 +1,8 @@
 /**
- * AES-256-GCM (NIST SP 800-38D) content encryption (FORMAT.md §4.4): 16-byte
- * nonces (GCMIV128; J0 then comes from GHASH, SP 800-38D §7.1 step 2) or the
- * 12-byte nonces of the legacy config key wrap (§2.4). Sealed = ct || tag(16).
+ * AES-256-GCM (NIST SP 800-38D) content encryption (Documentation/format.md
+ * §5.3): 16-byte nonces (GCMIV128; J0 then comes from GHASH, SP 800-38D §7.1
+ * step 2) or the 12-byte nonces of the legacy config key wrap (format.md
+ * §4.2). Sealed = ct || tag(16).
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { nodeAeadOpen, nodeAeadSeal } from './node-aead.js';

@@ -1,5 +1,5 @@
 /**
- * AES-SIV-512 content encryption as gocryptfs uses it (FORMAT.md §4.5):
+ * AES-SIV-512 content encryption as gocryptfs uses it (Documentation/format.md §5.4):
  * a 64-byte key (K1 = key[0:32] for S2V, K2 = key[32:64] for CTR), 16-byte
  * nonce passed as the last associated-data item (RFC 5297 §3 nonce-based
  * use) after the block AAD, sealed output = V(16) || ciphertext.

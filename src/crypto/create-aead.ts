@@ -7,7 +7,7 @@ import { Aegis256X2Aead } from './aegis/index.js';
 import { invalidArgument } from './errors.js';
 import { createXChaCha20Poly1305, XCHACHA_KEY_SIZE, XCHACHA_NONCE_SIZE } from './xchacha.js';
 
-/** AEGIS-256X2 key and nonce sizes (FORMAT.md §4.7). */
+/** AEGIS-256X2 key and nonce sizes (Documentation/format.md §5.2, §5.6). */
 export const AEGIS_KEY_SIZE = 32;
 export const AEGIS_NONCE_SIZE = 32;
 

@@ -2,7 +2,7 @@
  * EME (ECB-Mix-ECB), the wide-block tweakable cipher of Halevi & Rogaway,
  * "A Parallelizable Enciphering Mode" (CT-RSA 2004), exactly as implemented
  * by github.com/rfjakob/eme and used by gocryptfs for file names
- * (FORMAT.md §5.3): AES-256, 16-byte tweak, 1..128 blocks, and the
+ * (Documentation/format.md §7.4): AES-256, 16-byte tweak, 1..128 blocks, and the
  * little-endian GF(2^128) doubling of the EME-32 draft (IEEE P1619.2).
  *
  * Each of the three AES layers is one batched call into the backend.

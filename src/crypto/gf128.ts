@@ -18,7 +18,7 @@ export function dblBigEndian(x: Uint8Array, out: Uint8Array = new Uint8Array(16)
 
 /**
  * Little-endian doubling used by EME (Halevi–Rogaway 2003, as implemented by
- * github.com/rfjakob/eme `multByTwo`; FORMAT.md §5.3): byte 0 is the least
+ * github.com/rfjakob/eme `multByTwo`; Documentation/format.md §7.4): byte 0 is the least
  * significant, so bits move towards byte 15 and 0x87 goes into byte 0.
  */
 export function dblLittleEndian(x: Uint8Array, out: Uint8Array = new Uint8Array(16)): Uint8Array {

@@ -2,7 +2,8 @@
  * HChaCha20 (draft-irtf-cfrg-xchacha-03 §2.2): the ChaCha20 block function
  * without the final feed-forward addition, used to turn a 256-bit key and the
  * first 16 nonce bytes into the subkey of XChaCha20. Node has no HChaCha20,
- * so the node backend of XChaCha20-Poly1305 needs this (FORMAT.md §4.6).
+ * so the node backend of XChaCha20-Poly1305 needs this
+ * (Documentation/format.md §5.5).
  */
 import { requireLength } from './errors.js';
 

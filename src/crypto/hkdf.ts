@@ -1,12 +1,12 @@
 /**
  * HKDF-SHA256 (RFC 5869) as gocryptfs uses it to derive every subkey from
- * the master key (FORMAT.md §3): empty salt (RFC 5869 §2.2: "if not
+ * the master key (Documentation/format.md §4.5): empty salt (RFC 5869 §2.2: "if not
  * provided, it is set to a string of HashLen zeros"), ASCII info string.
  */
 import { hkdfSync } from 'node:crypto';
 import { invalidArgument } from './errors.js';
 
-/** The info strings gocryptfs passes to HKDF, one per subkey (FORMAT.md §3). */
+/** The info strings gocryptfs passes to HKDF, one per subkey (format.md §4.5). */
 export const HKDF_INFO = {
   eme: 'EME filename encryption',
   gcm: 'AES-GCM file content encryption',

@@ -1,5 +1,6 @@
 /**
- * Seal throughput, the measurement behind `gocryptfs -speed` (FORMAT.md §13):
+ * Seal throughput, the measurement behind `gocryptfs -speed`
+ * (Documentation/format.md §12.2):
  * encrypt 4096-byte blocks with a 24-byte AAD, report MB/s (10^6 bytes/s).
  *
  * Each block gets its own random nonce and AAD, as on disk. When the AEAD

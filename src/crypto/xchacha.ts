@@ -1,6 +1,7 @@
 /**
  * XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha-03 §2.3; libsodium's
- * `crypto_aead_xchacha20poly1305_ietf`) content encryption (FORMAT.md §4.6):
+ * `crypto_aead_xchacha20poly1305_ietf`) content encryption
+ * (Documentation/format.md §5.5):
  * 32-byte key, 24-byte nonce, sealed = ct || tag(16).
  */
 import { nodeAeadOpen, nodeAeadSeal } from './node-aead.js';

@@ -1,5 +1,5 @@
 /**
- * The control socket protocol of gocryptfs (FORMAT.md §11,
+ * The control socket protocol of gocryptfs (Documentation/format.md §11,
  * internal/ctlsocksrv): one JSON request per read,
  * `{"EncryptPath": "..."}` or `{"DecryptPath": "..."}`, answered by one
  * line of compact JSON `{"Result","ErrNo","ErrText","WarnText"}`. ErrNo is

@@ -1,7 +1,7 @@
 /**
  * URL-safe base64 as gocryptfs uses it for names, symlink targets and
- * long-name hashes: unpadded with Raw64, padded without (FORMAT.md §5.2).
- * Decoding is strict (§5.4, as gocryptfs ≥ 2.5): exactly one valid
+ * long-name hashes: unpadded with Raw64, padded without (Documentation/format.md
+ * §7.5). Decoding is strict (as gocryptfs ≥ 2.5): exactly one valid
  * encoding per byte string, so two cipher names never decrypt to one name.
  */
 const RAW = /^[A-Za-z0-9_-]*$/;

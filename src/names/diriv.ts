@@ -1,5 +1,5 @@
 /**
- * Per-directory name IVs (FORMAT.md §5.5): `gocryptfs.diriv`, exactly 16
+ * Per-directory name IVs (Documentation/format.md §7.7): `gocryptfs.diriv`, exactly 16
  * random non-zero bytes, mode 0444, written once when the directory is made.
  */
 import { join } from 'node:path';

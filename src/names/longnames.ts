@@ -1,5 +1,5 @@
 /**
- * Long names (FORMAT.md §5.6): an encrypted name longer than LongNameMax is
+ * Long names (Documentation/format.md §7.8): an encrypted name longer than LongNameMax is
  * stored as `gocryptfs.longname.<b64(sha256(cname))>`, with the full
  * encrypted name in a sibling `<hashed>.name` file (mode 0444).
  */

@@ -1,6 +1,6 @@
 /**
  * Encrypting and decrypting single name components and xattr names
- * (FORMAT.md §5.2–§5.4, §7): PKCS#7 pad, EME with the directory IV as
+ * (Documentation/format.md §7.3–§7.6, §8.2): PKCS#7 pad, EME with the directory IV as
  * tweak, URL-safe base64. Pure: no I/O (the IVs come from the caller).
  */
 import type { Eme } from '../crypto/index.js';

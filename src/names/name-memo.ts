@@ -1,6 +1,6 @@
 /**
  * Memo of decrypted names. Decrypting a name is a pure function of the
- * directory IV and the encrypted name (FORMAT.md §5.2), so an entry never
+ * directory IV and the encrypted name (Documentation/format.md §7.6), so an entry never
  * goes stale and nothing has to invalidate it; the memo only bounds its
  * size (it empties itself when full). Listings of the same directories
  * repeat all the time (ls, find, Samba-like workloads), and each name would

@@ -1,4 +1,4 @@
-/** PKCS#7 padding to a multiple of 16 bytes, as gocryptfs pads names (FORMAT.md §5.2, §5.4). */
+/** PKCS#7 padding to a multiple of 16 bytes, as gocryptfs pads names (Documentation/format.md §7.3, §7.6). */
 export function pad16(data: Uint8Array): Buffer {
   const p = 16 - (data.length % 16);
   const out = Buffer.alloc(data.length + p, p);

@@ -1,5 +1,5 @@
 /**
- * What a plaintext name component may be on Linux (FORMAT.md §5.2 step 1):
+ * What a plaintext name component may be on Linux (Documentation/format.md §7.2):
  * 1..255 bytes, no NUL, no '/', not "." or "..". Names are bytes; we check
  * the UTF-8 encoding because that is what reaches the backing filesystem.
  */

@@ -1,6 +1,6 @@
 /**
  * The values reverse mode derives from encrypted paths instead of drawing
- * them at random (FORMAT.md §9), so the encrypted view of an unchanged
+ * them at random (Documentation/format.md §9.2), so the encrypted view of an unchanged
  * plaintext tree is the same on every mount:
  *
  *   pathiv(P, purpose) = SHA-256(P || 0x00 || purpose)[0:16]

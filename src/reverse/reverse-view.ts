@@ -1,5 +1,5 @@
 /**
- * Reverse mode (FORMAT.md §9) as an API with no FUSE in it: a read-only
+ * Reverse mode (Documentation/format.md §9) as an API with no FUSE in it: a read-only
  * encrypted view of a plaintext directory, addressed by encrypted paths,
  * byte for byte what `gocryptfs -reverse` 2.3 shows.
  *
@@ -338,7 +338,7 @@ export class ReverseView {
   /**
    * Symlink targets are sealed with a nonce from the link's encrypted path
    * followed by "/" and its own encrypted name again (`dir/link/link`):
-   * that is what gocryptfs 2.3 does (FORMAT.md §9), so we do it too.
+   * that is what gocryptfs 2.3 does (Documentation/format.md §9.2), so we do it too.
    */
   private encryptLink(n: { abs: Buffer; cpath: string }): string {
     let target: Buffer;

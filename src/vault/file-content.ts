@@ -1,6 +1,6 @@
 /**
  * Reading, writing and truncating the plaintext of one open cipher file
- * (FORMAT.md §4.8–§4.10). Callers hold the file's lock: a read lock for
+ * (Documentation/format.md §6.3–§6.5). Callers hold the file's lock: a read lock for
  * `readContent`, the write lock for the others.
  */
 import { BLOCK_SIZE, HEADER_LEN, blockNo, blockRange, cipherOffOfBlock, cipherSizeToPlainSize, plainSizeToCipherSize, newHeader, parseHeader, BlockError, type ContentCipher } from '../content/index.js';
@@ -166,10 +166,10 @@ async function zeroPadLastBlock(f: ContentFile, fileId: Buffer, size: number): P
 }
 
 /**
- * Writes plaintext at `pos`; a write past the end leaves a hole (FORMAT.md
- * §4.9). Out of space (ENOSPC from the preallocation, before any block is
- * written), the file is put back as it was: a new header or a padded last
- * block is undone, as gocryptfs does.
+ * Writes plaintext at `pos`; a write past the end leaves a hole
+ * (Documentation/format.md §6.4). Out of space (ENOSPC from the
+ * preallocation, before any block is written), the file is put back as it
+ * was: a new header or a padded last block is undone, as gocryptfs does.
  */
 export async function writeContent(f: ContentFile, pos: number, data: Uint8Array): Promise<void> {
   if (data.length === 0) return;

@@ -1,5 +1,5 @@
 /**
- * From the master key to the objects that do the work (FORMAT.md §3):
+ * From the master key to the objects that do the work (Documentation/format.md §4.5, §4.6):
  * the EME name cipher and the content AEAD, with HKDF subkeys or, for
  * pre-v1.3 filesystems, the legacy key use. With `backend` 'node' an AEGIS
  * filesystem uses the native addon when available (else TypeScript); with
@@ -47,7 +47,7 @@ function contentKey(masterKey: Uint8Array, f: FormatOptions): Uint8Array {
       if (!f.hkdf) throw fsError('EINVAL', undefined, undefined, 'XChaCha20-Poly1305 requires HKDF');
       return hkdfSha256(masterKey, HKDF_INFO.xchacha, 32);
     case 'aegis':
-      // The aegis branch reuses the AES-GCM info string (FORMAT.md §3, §4.7).
+      // The aegis branch reuses the AES-GCM info string (format.md §4.5, §5.6).
       if (!f.hkdf) throw fsError('EINVAL', undefined, undefined, 'AEGIS-256X2 requires HKDF');
       return hkdfSha256(masterKey, HKDF_INFO.gcm, 32);
   }

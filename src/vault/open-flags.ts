@@ -1,6 +1,6 @@
 /**
  * Open flags: fs-style strings ('r', 'w+', 'ax', ...) or O_* numbers, and
- * the flags we use on the backing file (FORMAT.md §4.9 needs read access
+ * the flags we use on the backing file (Documentation/format.md §6.4 needs read access
  * for read-modify-write, and we place every write ourselves, so O_APPEND
  * and O_TRUNC never reach the backing file).
  */

@@ -3,7 +3,7 @@
  * entries looked up in them.
  *
  * A plaintext path's cipher path is a pure function of the names on it and
- * of the directory IVs above it (FORMAT.md §5), so an entry can only go
+ * of the directory IVs above it (Documentation/format.md §7.3, §7.7), so an entry can only go
  * stale when a directory on the path is removed or replaced, which changes
  * an IV. The Vault does that only in rmdir and rename and then calls
  * `forgetTree` with the cipher path; a change made by another program (a

@@ -1,5 +1,5 @@
 /**
- * Plaintext paths to cipher paths (FORMAT.md §5): one component at a time,
+ * Plaintext paths to cipher paths (Documentation/format.md §7.3, §7.8, §7.9): one component at a time,
  * each encrypted with the IV of the cipher directory it lives in, hashed
  * when too long. Plaintext names mode maps paths verbatim.
  */

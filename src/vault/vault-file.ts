@@ -1,6 +1,6 @@
 /**
  * An open plaintext file of a Vault: positional read/write/truncate over
- * the cipher file, with the file's shared lock (FORMAT.md §4.8–§4.9).
+ * the cipher file, with the file's shared lock (Documentation/format.md §6.3–§6.4).
  */
 import type { BigIntStats, Stats } from 'node:fs';
 import { constants as C } from 'node:fs';

@@ -259,7 +259,7 @@ export class Vault {
 
   /**
    * Runs `create` for a new entry, writing its long-name file first and
-   * removing that again if the creation fails (FORMAT.md §5.6).
+   * removing that again if the creation fails (Documentation/format.md §7.8).
    */
   private async withLongName<T>(e: CipherEntry, create: () => Promise<T>): Promise<T> {
     if (!e.long) return create();
@@ -423,7 +423,7 @@ export class Vault {
   }
 
   /**
-   * Creates a FIFO, socket, character or block device (FORMAT.md §8: the
+   * Creates a FIFO, socket, character or block device (Documentation/format.md §2.3: the
    * same node type on disk, name encrypted, no content). Node has no
    * mknod(2): with the `mknod` option this uses the native one, otherwise
    * coreutils' mknod(1), which cannot make sockets (EOPNOTSUPP).
@@ -563,7 +563,7 @@ export class Vault {
     if (!this.format.dirIV) return;
     try {
       // The diriv must be written before anything else goes in; make the
-      // directory writable for that moment if its mode says otherwise (§8).
+      // directory writable for that moment if its mode says otherwise (format.md §2.4).
       const st = await fsx.lstat(e.path);
       const m = st.mode & 0o7777;
       const lacksWrite = (m & 0o300) !== 0o300;
@@ -578,7 +578,7 @@ export class Vault {
     }
   }
 
-  /** Removes an empty directory (ENOTEMPTY otherwise), as gocryptfs does (FORMAT.md §5.5). */
+  /** Removes an empty directory (ENOTEMPTY otherwise), as gocryptfs does (format.md §7.7). */
   async rmdir(path: string): Promise<void> {
     this.assertWritable('rmdir', path);
     const e = await this.entry(path, 'rmdir');
@@ -661,7 +661,7 @@ export class Vault {
 
   // ------------------------------------------------------------- symlinks
 
-  /** Creates `path` as a symlink pointing to `target` (FORMAT.md §6). */
+  /** Creates `path` as a symlink pointing to `target` (Documentation/format.md §8.1). */
   async symlink(target: string, path: string): Promise<void> {
     this.assertWritable('symlink', path);
     const e = await this.entry(path, 'symlink');

@@ -1,7 +1,7 @@
 /**
  * -aegis on the command line: -init -aegis writes the aegis branch's flags,
- * -info names the cipher, a mount round trip lays files out as FORMAT.md
- * §4.10 says, and a tscryptfs that cannot run AEGIS (TSCRYPTFS_AEGIS=off,
+ * -info names the cipher, a mount round trip lays files out as
+ * Documentation/format.md §6.6 says, and a tscryptfs that cannot run AEGIS (TSCRYPTFS_AEGIS=off,
  * or =native without the addon) refuses with exit code 32 and one line.
  */
 import { after, before, describe, test } from 'node:test';

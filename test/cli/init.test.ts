@@ -30,7 +30,7 @@ async function emptyDir(): Promise<string> {
   return d;
 }
 
-// FORMAT.md §2.2 table: flags written by -init, in gocryptfs's order.
+// Documentation/format.md §3.5: flags written by -init, in gocryptfs's order.
 const VARIANTS: Array<{ name: string; args: string[]; flags: string[]; diriv: boolean; longNameMax?: number; info: string }> = [
   { name: 'default', args: [], flags: ['HKDF', 'GCMIV128', 'DirIV', 'EMENames', 'LongNames', 'Raw64'], diriv: true, info: 'AES-GCM-256' },
   { name: '-aessiv', args: ['-aessiv'], flags: ['HKDF', 'GCMIV128', 'DirIV', 'EMENames', 'LongNames', 'Raw64', 'AESSIV'], diriv: true, info: 'AES-SIV-512' },

@@ -1,7 +1,7 @@
 /**
  * -ctlsock against gocryptfs 2.3: the same answers, byte for byte, to the
  * same requests. Forward mode replays the transcripts recorded from
- * gocryptfs on its fixtures (FORMAT.md §11) and asks both programs live
+ * gocryptfs on its fixtures (Documentation/format.md §11) and asks both programs live
  * on one cipher directory; reverse mode asks `tscryptfs -reverse` and
  * `gocryptfs -reverse` on the same plaintext directory. Also: the socket
  * is the owner's only (0600), a too-big request closes the connection,

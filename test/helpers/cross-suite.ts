@@ -344,7 +344,7 @@ export function defineCrossSuite(v: CrossVariant): void {
       assert.deepEqual(tsInv, goInv, 'inventory: tscryptfs vs gocryptfs');
       assert.equal(tsInventory.dirsWithoutDiriv.length, goInventory.dirsWithoutDiriv.length);
 
-      // And the shapes are the documented ones (FORMAT.md §4.9, §5.5, §5.6), on both sides.
+      // And the shapes are the documented ones (Documentation/format.md §6.4, §7.7, §7.8), on both sides.
       const cbs = 4096 + v.overhead;
       const cipherSize = (p: number): number => (p === 0 ? 0 : 18 + p + Math.ceil(p / 4096) * v.overhead);
       for (const [label, shapes] of [['tscryptfs', tsShapes], ['gocryptfs', goShapes]] as const) {

@@ -100,7 +100,7 @@ export interface CtlSockResponse {
   WarnText: string;
 }
 
-/** One request on a gocryptfs control socket (FORMAT.md §11). */
+/** One request on a gocryptfs control socket (Documentation/format.md §11.2). */
 export function ctlsockRequest(sock: string, req: { EncryptPath?: string; DecryptPath?: string }): Promise<CtlSockResponse> {
   return new Promise((res, rej) => {
     const c = createConnection(sock);

@@ -36,7 +36,7 @@ export const BS = 4096;
 export const OVERHEAD = 32;
 export const HEADER = 18;
 
-/** Size of the cipher file holding `plain` bytes (FORMAT.md §4). */
+/** Size of the cipher file holding `plain` bytes (Documentation/format.md §6.5). */
 export function cipherSize(plain: number, overhead = OVERHEAD): number {
   return plain === 0 ? 0 : HEADER + plain + Math.ceil(plain / BS) * overhead;
 }

@@ -387,7 +387,7 @@ export function nameOfLength(tag: string, len: number): string {
   return head + 'n'.repeat(len - head.length);
 }
 
-/** Plaintext name lengths around the long-name threshold (FORMAT.md §5.6). */
+/** Plaintext name lengths around the long-name threshold (Documentation/format.md §7.8). */
 export interface LongNameLengths {
   /** Longest names still stored unhashed. */
   kept: number[];
@@ -399,7 +399,7 @@ export interface LongNameLengths {
 
 /** Default longNameMax 255: 175 kept, 176 hashed, 255 the maximum. */
 export const LONG_NAMES_DEFAULT: LongNameLengths = { kept: [175], hashed: [176, 255], dir: 230 };
-/** longNameMax 62: 31 kept, 32 hashed (§5.6). */
+/** longNameMax 62: 31 kept, 32 hashed (format.md §7.8). */
 export const LONG_NAMES_62: LongNameLengths = { kept: [31], hashed: [32, 40, 255], dir: 40 };
 
 /** A hashed-length name for extra long-name cases (first hashed length). */
@@ -429,7 +429,7 @@ export async function buildTree(side: Side, lens: LongNameLengths): Promise<void
   await side.writeFile('a/b/c/deep.txt', Buffer.from('three levels down\n'));
   await side.writeFile('a/b/mid.bin', prng('mid', 9000));
 
-  // Holes (FORMAT.md §4.9): a sparse write, growth with truncate (unaligned, aligned, from a partial block), a shrink.
+  // Holes (Documentation/format.md §6.4): a sparse write, growth with truncate (unaligned, aligned, from a partial block), a shrink.
   await side.writeFile(HOLE, Buffer.alloc(0));
   await side.writeAt(HOLE, Buffer.from('start'), 0);
   await side.writeAt(HOLE, Buffer.from('end\n'), 12388);

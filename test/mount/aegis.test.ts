@@ -1,7 +1,7 @@
 /**
  * The mount with an -aegis cipher directory (issue 5): real programs and
  * the awkward write patterns through tscryptfs, checked against a plain copy
- * and through the Vault, plus the cipher-side sizes of FORMAT.md §4.10.
+ * and through the Vault, plus the cipher-side sizes of Documentation/format.md §6.6.
  * gocryptfs 2.3 cannot mount AEGIS, so this runs on tscryptfs only.
  */
 import { test } from 'node:test';
@@ -20,7 +20,7 @@ const cipherSize = (p: number): number => (p === 0 ? 0 : 18 + p + Math.ceil(p / 
 
 const fx = useCipherdir('aegis', 'tscryptfs', ['-aegis']);
 
-test('-aegis mount: cp -a / diff -r, tar round trip, sizes on disk as FORMAT.md §4.10', T, async () => {
+test('-aegis mount: cp -a / diff -r, tar round trip, sizes on disk as format.md §6.6', T, async () => {
   const src = join(fx.tmp, 'src');
   await fsp.mkdir(join(src, 'sub'), { recursive: true });
   for (const size of SIZES) await fsp.writeFile(join(src, `f_${size}.bin`), prng(`aegis-${size}`, size));

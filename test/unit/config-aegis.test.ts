@@ -1,5 +1,5 @@
 /**
- * The aegis branch's config rules (FORMAT.md §2.2): the AEGIS256X2 flag is
+ * The aegis branch's config rules (Documentation/format.md §3.4, §3.5): the AEGIS256X2 flag is
  * known, excludes GCMIV128 and XChaCha20Poly1305, selects the 'aegis'
  * content cipher (after XChaCha, before AES-SIV), and -init writes it where
  * GCMIV128 would go.

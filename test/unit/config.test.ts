@@ -82,7 +82,7 @@ test('malformed configs are ECONFIGPARSE', () => {
   }
 });
 
-test('-init flags per variant are exactly gocryptfs 2.3 ones (FORMAT.md §2.2)', async () => {
+test('-init flags per variant are exactly gocryptfs 2.3 ones (format.md §3.5)', async () => {
   const expect: Array<[Parameters<typeof formatFromInitOptions>[0], string]> = [
     [{}, 'aesgcm'],
     [{ cipher: 'aes-siv' }, 'aessiv'],

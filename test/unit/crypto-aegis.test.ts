@@ -193,7 +193,7 @@ for (const c of CLASSES) {
   });
 }
 
-/** AAD for block k of a file, as in gocryptfs (FORMAT.md §4.3): BE64(k) || fileID. */
+/** AAD for block k of a file, as in gocryptfs (Documentation/format.md §5.7): BE64(k) || fileID. */
 function blockAads(n: number, fileId: Uint8Array): Uint8Array {
   const aads = new Uint8Array(24 * n);
   for (let k = 0; k < n; k++) {
@@ -344,7 +344,7 @@ test('without a built addon the compiled modules fall back to TypeScript silentl
     assert.equal(out.status.reason, 'native addon not built');
     assert.equal(out.status.path, join(dir, 'native/build/Release/tscryptfs_aegis.node'));
     assert.equal(out.backend, 'ts');
-    assert.equal(out.tag, '62cdbab084c83dacdb945bb446f049c8'); // AEGIS-256X2 Test Vector 1 (FORMAT.md §4.7)
+    assert.equal(out.tag, '62cdbab084c83dacdb945bb446f049c8'); // AEGIS-256X2 Test Vector 1 (format.md §5.6)
 
     const p = inChild<Probe>(PROBE(dir), 'native');
     assert.equal(p.a.usable, false);

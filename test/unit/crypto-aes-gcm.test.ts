@@ -10,7 +10,7 @@ import { EXAMPLES_DIR, VECTORS_DIR } from '../helpers/paths.js';
 const hex = (s: string): Uint8Array => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 const toHex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const BACKENDS: BackendName[] = ['node', 'noble'];
-/** AAD of a config key wrap, a symlink or an xattr value: BE64(0) (FORMAT.md §2.4, §4.3). */
+/** AAD of a config key wrap, a symlink or an xattr value: BE64(0) (Documentation/format.md §4.2, §5.7). */
 const BLOCK0_AAD = new Uint8Array(8);
 
 interface Conf {
@@ -19,7 +19,7 @@ interface Conf {
 }
 
 for (const backend of BACKENDS) {
-  test(`AES-GCM known answer: one_byte.txt of the aesgcm fixture (FORMAT.md §15) [${backend}]`, () => {
+  test(`AES-GCM known answer: one_byte.txt of the aesgcm fixture (format.md §14.4) [${backend}]`, () => {
     const aead = createAead('aes-gcm', hex('ab80d17ce93d9c46600cfca71f79f69ede3801f84322abfa8e515a20b64a57cf'), { backend });
     assert.equal(aead.nonceSize, 16);
     const nonce = hex('c03a7688fc408fcc575f8408021b2beb');
@@ -32,7 +32,7 @@ for (const backend of BACKENDS) {
     assert.equal(toHex(file), '0002' + '7c164800d87d1e4be5769793927bc4bd' + toHex(nonce) + toHex(sealed));
   });
 
-  test(`AES-GCM 16-byte nonce: unwrap the aesgcm fixture's master key (FORMAT.md §2.4, §15) [${backend}]`, () => {
+  test(`AES-GCM 16-byte nonce: unwrap the aesgcm fixture's master key (format.md §4.2, §14.1) [${backend}]`, () => {
     const conf = JSON.parse(readFileSync(join(VECTORS_DIR, 'aesgcm', 'cipher', 'gocryptfs.conf'), 'utf8')) as Conf;
     const wrapped = Buffer.from(conf.EncryptedKey, 'base64');
     assert.equal(wrapped.length, 64);

@@ -1,4 +1,4 @@
-/** EME name encryption (FORMAT.md §5.3, github.com/rfjakob/eme), on both backends. */
+/** EME name encryption (Documentation/format.md §7.4, github.com/rfjakob/eme), on both backends. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -22,7 +22,7 @@ test('EME little-endian doubling (rfjakob/eme multByTwo)', () => {
 });
 
 for (const backend of BACKENDS) {
-  test(`EME check values, zero key and tweak (FORMAT.md §5.3, rfjakob/eme TestEnc16) [${backend}]`, () => {
+  test(`EME check values, zero key and tweak (format.md §7.4, rfjakob/eme TestEnc16) [${backend}]`, () => {
     const eme = new Eme(ZERO_KEY, backend);
     assert.equal(toHex(eme.encrypt(ZERO_TWEAK, new Uint8Array(16))), 'f1b9ce8ca15a4ba9fb476905434b9fd3');
     assert.equal(
@@ -46,7 +46,7 @@ for (const backend of BACKENDS) {
     assert.equal(sha256(enc2048), '44ea4ab31f9e4c83420f1bfe7782ded2e2421c92ac416a830cf46f3ea4cb5ff1');
   });
 
-  test(`EME of one_byte.txt with the aesgcm fixture's key and root IV (FORMAT.md §5.2, §15) [${backend}]`, () => {
+  test(`EME of one_byte.txt with the aesgcm fixture's key and root IV (format.md §7.3, §14.3) [${backend}]`, () => {
     const eme = new Eme(hex('2f6cc8103fc24afd6124daceb8d9f3f548b4c8b4e8dc1206f3a50dd28f218e93'), backend);
     const iv = hex('eff65cad160953cda98c6e4c94332873');
     const padded = hex('6f6e655f627974652e74787404040404');

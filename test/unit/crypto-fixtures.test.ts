@@ -27,7 +27,7 @@ const FIXTURES: { dir: string; cipher: CipherName; info: string; keyLen: number 
 
 const readJson = <T>(...parts: string[]): T => JSON.parse(readFileSync(join(...parts), 'utf8')) as T;
 
-/** Decrypts a whole gocryptfs content file (FORMAT.md §4.1-4.3). */
+/** Decrypts a whole gocryptfs content file (Documentation/format.md §5.7, §6.1-§6.2). */
 function decryptFile(aead: Aead, file: Uint8Array): Buffer {
   if (file.length === 0) return Buffer.alloc(0);
   assert.equal(file[0] * 256 + file[1], 2, 'header version');

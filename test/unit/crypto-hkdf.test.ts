@@ -1,4 +1,4 @@
-/** HKDF-SHA256: RFC 5869 Appendix A (SHA-256 cases) and the gocryptfs subkeys (FORMAT.md §3, §15). */
+/** HKDF-SHA256: RFC 5869 Appendix A (SHA-256 cases) and the gocryptfs subkeys (Documentation/format.md §4.5, §14.2). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hkdf as nobleHkdf } from '@noble/hashes/hkdf.js';
@@ -70,7 +70,7 @@ test('HKDF info strings are exactly gocryptfs\'s', () => {
   });
 });
 
-test('HKDF gocryptfs reference rows (FORMAT.md §3, upstream unit test)', () => {
+test('HKDF gocryptfs reference rows (format.md §4.7, upstream unit test)', () => {
   const zeros = new Uint8Array(32);
   const ones = new Uint8Array(32).fill(1);
   const rows: [Uint8Array, string, string][] = [
@@ -86,7 +86,7 @@ test('HKDF gocryptfs reference rows (FORMAT.md §3, upstream unit test)', () => 
   }
 });
 
-test('HKDF worked example keys of the aesgcm fixture (FORMAT.md §15)', () => {
+test('HKDF worked example keys of the aesgcm fixture (format.md §14.1-§14.2)', () => {
   const scryptOut = hex('bb1234098287f4803351b417242929692c96e2d61c6ef5278fcfbbea725519d3');
   assert.equal(toHex(hkdfSha256(scryptOut, HKDF_INFO.gcm, 32)), 'e8aa6e76969b964ced90a6d4ff878289bc0f24405dbb2cf990c595bceb4393f9');
   const mk = hex('c5f4f8ab43653ca8090026d5a48bbe1d53553dd75ffecaa2f66c30a761e148c1');

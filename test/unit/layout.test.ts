@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cipherSizeToPlainSize, layout, plainSizeToCipherSize, HEADER_LEN } from '../../src/content/index.js';
 
-// FORMAT.md §4.10 table: plaintext size -> cipher size per cipher.
+// Documentation/format.md §6.6 table: plaintext size -> cipher size per cipher.
 const TABLE: Array<[number, number, number]> = [
   [0, 0, 0],
   [1, 51, 59],
@@ -15,7 +15,7 @@ const TABLE: Array<[number, number, number]> = [
 const GCM = layout(16, 16);
 const XCHACHA = layout(24, 16);
 
-test('plain <-> cipher sizes match FORMAT.md §4.10 for GCM/SIV and XChaCha', () => {
+test('plain <-> cipher sizes match format.md §6.6 for GCM/SIV and XChaCha', () => {
   for (const [plain, gcm, xchacha] of TABLE) {
     assert.equal(plainSizeToCipherSize(GCM, plain), gcm, `gcm ${plain}`);
     assert.equal(plainSizeToCipherSize(XCHACHA, plain), xchacha, `xchacha ${plain}`);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Eme, hkdfSha256, HKDF_INFO } from '../../src/crypto/index.js';
 import { b64Decode, b64Encode, hashLongName, invalidNameCode, NameCodec, pad16, unpad16 } from '../../src/names/index.js';
 
-// FORMAT.md §15, fixture vectors/aesgcm.
+// Documentation/format.md §14, fixture vectors/aesgcm.
 const MASTER_KEY = Buffer.from('c5f4f8ab43653ca8090026d5a48bbe1d53553dd75ffecaa2f66c30a761e148c1', 'hex');
 const ROOT_IV = Buffer.from('eff65cad160953cda98c6e4c94332873', 'hex');
 
@@ -12,7 +12,7 @@ function codec(opts: Partial<{ raw64: boolean; longNameMax: number }> = {}): Nam
   return new NameCodec(eme, { raw64: opts.raw64 ?? true, longNameMax: opts.longNameMax ?? 255, longNames: true });
 }
 
-test('EME key and one_byte.txt / dir1 encrypt as in FORMAT.md §15', () => {
+test('EME key and one_byte.txt / dir1 encrypt as in format.md §14.2-§14.3', () => {
   assert.equal(Buffer.from(hkdfSha256(MASTER_KEY, HKDF_INFO.eme, 32)).toString('hex'), '2f6cc8103fc24afd6124daceb8d9f3f548b4c8b4e8dc1206f3a50dd28f218e93');
   const c = codec();
   assert.equal(c.encryptName(Buffer.from('one_byte.txt'), ROOT_IV), '8rFYouUd3gksl_wgUtQhEQ');
@@ -20,7 +20,7 @@ test('EME key and one_byte.txt / dir1 encrypt as in FORMAT.md §15', () => {
   assert.equal(c.decryptName('8rFYouUd3gksl_wgUtQhEQ', ROOT_IV)?.toString(), 'one_byte.txt');
 });
 
-test('the long name of longfile_+221x hashes as in FORMAT.md §15', () => {
+test('the long name of longfile_+221x hashes as in format.md §14.6', () => {
   const c = codec();
   const cname = c.encryptName(Buffer.from('longfile_' + 'x'.repeat(221)), ROOT_IV);
   assert.equal(cname.length, 320);

@@ -1,12 +1,12 @@
 /**
- * Reverse mode's derived values (FORMAT.md §9), its inode numbering, and the gitignore pattern
+ * Reverse mode's derived values (Documentation/format.md §9.2), its inode numbering, and the gitignore pattern
  * matching of -exclude (go-gitignore's rules), with fixed vectors.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { blockIV, Excluder, fileIVs, InoMap, pathIV, patternRegExp } from '../../src/reverse/index.js';
 
-test('pathiv: the root DirIV is a8f7bac4… (FORMAT.md §9)', () => {
+test('pathiv: the root DirIV is a8f7bac4… (format.md §9.2)', () => {
   assert.equal(pathIV('', 'DIRIV').toString('hex'), 'a8f7bac432ddc1cb3dc74e684d6ae48b');
 });
 

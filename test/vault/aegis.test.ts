@@ -1,6 +1,6 @@
 /**
  * An AEGIS-256X2 cipher directory through the Vault (gocryptfs's aegis
- * branch, FORMAT.md §2.2, §3, §4.7, §4.10): the flags -init writes, the key
+ * branch, Documentation/format.md §3.5, §4.5, §5.6, §6.6): the flags -init writes, the key
  * (HKDF with the AES-GCM info string), the on-disk layout decoded by hand,
  * per-block authentication, and files written by one AEGIS implementation
  * read and rewritten by the other.
@@ -39,7 +39,7 @@ describe('AEGIS-256X2 cipher directory', () => {
     assert.deepEqual(conf.FeatureFlags, ['HKDF', 'AEGIS256X2', 'DirIV', 'EMENames', 'LongNames', 'Raw64']);
   });
 
-  test('cipher sizes follow FORMAT.md §4.10 (overhead 48, a 4096-byte file is 4162 bytes)', async () => {
+  test('cipher sizes follow format.md §6.6 (overhead 48, a 4096-byte file is 4162 bytes)', async () => {
     for (const [plain, cipher] of [
       [0, 0],
       [1, 67],

@@ -1,7 +1,7 @@
 /**
  * Writes, reads and truncates through the Vault against an in-memory model
  * of the plaintext, for every cipher, plus the cipher-side shapes gocryptfs
- * produces (FORMAT.md §4.9).
+ * produces (Documentation/format.md §6.4).
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';

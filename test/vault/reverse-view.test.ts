@@ -1,6 +1,6 @@
 /**
  * The reverse view (src/reverse, no FUSE) of gocryptfs 2.3's reverse
- * fixture (FORMAT.md §9) is byte for byte the view gocryptfs showed: the
+ * fixture (Documentation/format.md §9) is byte for byte the view gocryptfs showed: the
  * same encrypted names, sizes, symlink targets and file bytes (derived
  * file IDs and nonces), the virtual gocryptfs.diriv, .name and
  * gocryptfs.conf files. The fixture's plaintext arrives with its symlinks

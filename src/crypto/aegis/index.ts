@@ -1,5 +1,5 @@
 /**
- * AEGIS for tscryptfs (FORMAT.md §4.7: gocryptfs's unmerged `aegis` branch
+ * AEGIS for tscryptfs (Documentation/format.md §5.6: gocryptfs's unmerged `aegis` branch
  * seals content blocks with AEGIS-256X2, 32-byte key, 32-byte nonce, 16-byte
  * tag, stored as nonce || ct || tag).
  *
