@@ -25,7 +25,7 @@ export type FlagKind = 'bool' | 'string' | 'int' | 'uint8' | 'duration' | 'list'
 export type FlagStatus =
   /** Implemented now. */
   | 'ok'
-  /** Parsed and kept for the mount action (next issue). */
+  /** A mount option: read by the mount action (-hh marks it [mount]). */
   | 'mount'
   /** Accepted for compatibility, has no effect (as in gocryptfs). */
   | 'ignored'

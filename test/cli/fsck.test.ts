@@ -18,6 +18,7 @@ import { BIN, cleanup, gocryptfs, lines, tempDir, tscryptfs } from './helpers.js
 import { run } from '../helpers/mount.js';
 import { Vault } from '../../src/index.js';
 import { fsckCipherdir, type FsckReport } from '../../src/vault/fsck/index.js';
+import { needs } from '../helpers/requirements.js';
 
 let tmp: string;
 before(async () => {
@@ -76,7 +77,7 @@ describe('fixtures: clean for tscryptfs and gocryptfs', () => {
       assert.deepEqual((await libraryFsck(dir, 'test')).findings, []);
     });
   }
-  test('the CLI on one of them: exit 0 and the summary; with -q nothing; gocryptfs agrees', async () => {
+  test('the CLI on one of them: exit 0 and the summary; with -q nothing; gocryptfs agrees', needs('mount', 'gocryptfs'), async () => {
     const dir = join(tmp, 'clean-aesgcm');
     const before = await treeState(dir);
     const ours = await tscryptfs(['-fsck', ...passfile('aesgcm'), dir]);
@@ -120,7 +121,7 @@ describe('a damaged copy of the aesgcm fixture', () => {
     await fsp.writeFile(join(dir, 'gocryptfs.longname.orphaned.name'), 'x'); // .name with no entry
   });
 
-  test('tscryptfs and gocryptfs: exit 26, the same corrupt paths; ours also the orphaned .name file; nothing changed', async () => {
+  test('tscryptfs and gocryptfs: exit 26, the same corrupt paths; ours also the orphaned .name file; nothing changed', needs('mount', 'gocryptfs'), async () => {
     assert.ok(paths.some((p) => p.plain.startsWith('n176_')), 'fixture has the long name');
     const before = await treeState(dir);
     const ours = await tscryptfs(['-fsck', '-q', ...passfile('aesgcm'), dir]);
@@ -137,7 +138,7 @@ describe('a damaged copy of the aesgcm fixture', () => {
     assert.match(ours.stdout, new RegExp(`fsck: corrupt file "file_5000.bin": block 0 failed authentication, cipher offset 18 \\(cipher file ${cipherOf('file_5000.bin')}\\)`));
   });
 
-  test('on a read-only bind mount of the cipher directory: the same report (it never writes)', async () => {
+  test('on a read-only bind mount of the cipher directory: the same report (it never writes)', needs('root'), async () => {
     const ro = join(tmp, 'ro-view');
     await fsp.mkdir(ro);
     assert.equal((await run('mount', ['--bind', dir, ro])).code, 0);
@@ -181,7 +182,7 @@ describe('a damaged copy of the aesgcm fixture', () => {
   });
 });
 
-test('not root: unreadable entries are skipped, not corrupt (exit 26, "re-run as root")', async () => {
+test('not root: unreadable entries are skipped, not corrupt (exit 26, "re-run as root")', needs('root'), async () => {
   await fsp.chmod(tmp, 0o755);
   const dir = join(tmp, 'unreadable');
   await fsp.mkdir(dir);

@@ -5,20 +5,14 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, promises as fsp } from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { BIN, REPO_ROOT } from '../helpers/paths.js';
 export { BIN, REPO_ROOT as ROOT, VECTORS_DIR as FIXTURES } from '../helpers/paths.js';
-export const GOCRYPTFS = '/usr/bin/gocryptfs';
-export const XRAY = '/usr/bin/gocryptfs-xray';
-
-// The reference binaries are test dependencies (setup.bash installs them): a
-// missing one is an error, never a reason to skip.
-for (const required of [GOCRYPTFS, XRAY]) {
-  if (!existsSync(required)) throw new Error(`${required} is required by the tests; run bash setup.bash`);
-}
+import { GOCRYPTFS_BIN as GOCRYPTFS, GOCRYPTFS_XRAY_BIN as XRAY } from '../helpers/requirements.js';
+export { GOCRYPTFS, XRAY };
 
 export interface RunResult {
   code: number | null;

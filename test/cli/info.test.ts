@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, promises as fsp, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanup, FIXTURES, gocryptfs, initVault, lines, snapshot, tempDir, tscryptfs } from './helpers.js';
+import { needs } from '../helpers/requirements.js';
 
 let tmp: string;
 before(async () => {
@@ -14,7 +15,7 @@ after(async () => {
 
 const fixtureNames = readdirSync(FIXTURES).filter((n) => existsSync(join(FIXTURES, n, 'info.txt')) && existsSync(join(FIXTURES, n, 'cipher')));
 
-describe('-info on the gocryptfs fixtures (read-only)', () => {
+describe('-info on the gocryptfs fixtures (read-only)', needs('gocryptfs'), () => {
   test('there are fixtures', () => assert.ok(fixtureNames.length >= 6));
   for (const name of fixtureNames) {
     test(name, async () => {
@@ -49,7 +50,7 @@ test('-info output layout (labels padded to 19 columns) and --info spelling', as
   }
 });
 
-test('-info matches real gocryptfs -info on a dir made by gocryptfs -init', async () => {
+test('-info matches real gocryptfs -info on a dir made by gocryptfs -init', needs('gocryptfs'), async () => {
   const dir = join(tmp, 'byGo');
   await fsp.mkdir(dir);
   const g = await gocryptfs(['-init', '-q', '-scryptn', '10', '-deterministic-names', dir], { input: 'pw\n' });
@@ -70,7 +71,7 @@ test('-info -config FILE', async () => {
   assert.equal(lines(r.stdout)[2], 'FeatureFlags:      HKDF GCMIV128 DirIV EMENames LongNames Raw64');
 });
 
-describe('-info cannot load the config → 8', () => {
+describe('-info cannot load the config → 8', needs('gocryptfs'), () => {
   const cases: Array<[string, string | null]> = [
     ['missing config', null],
     ['empty config', ''],

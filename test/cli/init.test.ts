@@ -14,6 +14,7 @@ import {
   tscryptfs,
   xrayMasterKey,
 } from './helpers.js';
+import { needs } from '../helpers/requirements.js';
 
 let tmp: string;
 before(async () => {
@@ -195,7 +196,7 @@ describe('-init failures change nothing', () => {
     expectFailure((d) => ['-init', '-scryptn', '10', '-config', '/dev/null/x.conf', d], 24, /cannot write config file/));
 });
 
-test('gocryptfs reads what -init wrote: same -info, same master key', async () => {
+test('gocryptfs reads what -init wrote: same -info, same master key', needs('gocryptfs'), async () => {
   for (const extra of [[], ['-xchacha'], ['-raw64=false', '-hkdf=false'], ['-longnamemax', '62', '-aessiv']]) {
     const dir = await emptyDir();
     const r = await tscryptfs(['-init', '-q', '-scryptn', '10', ...extra, dir], { input: 'pw\n' });

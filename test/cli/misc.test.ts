@@ -6,6 +6,7 @@ import { cleanup, gocryptfs, initVault, lines, ROOT, snapshot, tempDir, tscryptf
 import { Output } from '../../src/cli/output.js';
 import { runSpeed } from '../../src/cli/speed.js';
 import { aegisNativeAvailable } from '../../src/crypto/index.js';
+import { needs } from '../helpers/requirements.js';
 
 let tmp: string;
 let vault: string; // password "pw"
@@ -52,7 +53,7 @@ test('-hh: every option, including mount options and the -speed rule', async () 
   assert.match(r.stdout, /\(selected in auto mode\)" marks the backend/);
 });
 
-test('no arguments: short help on stdout, exit 1 (as gocryptfs)', async () => {
+test('no arguments: short help on stdout, exit 1 (as gocryptfs)', needs('gocryptfs'), async () => {
   const r = await tscryptfs([]);
   assert.equal(r.code, 1);
   assert.equal(lines(r.stdout)[0], VERSION_LINE);

@@ -15,6 +15,7 @@ import {
   tscryptfs,
   xrayMasterKey,
 } from './helpers.js';
+import { needs } from '../helpers/requirements.js';
 
 let tmp: string;
 before(async () => {
@@ -45,7 +46,7 @@ async function opens(dir: string, password: string): Promise<boolean> {
   }
 }
 
-test('-passwd via stdin: line 1 old password, line 2 new password', async () => {
+test('-passwd via stdin: line 1 old password, line 2 new password', needs('gocryptfs'), async () => {
   const dir = await fresh(['-aessiv', '-longnamemax', '100']);
   const key = await masterKeyOf(dir, 'old');
   const before = await readConfJson(join(dir, 'gocryptfs.conf'));
@@ -139,7 +140,7 @@ test('-passwd -masterkey=stdin: key on line 1, new password on line 2', async ()
   assert.ok(await opens(dir, 'fromstdin'));
 });
 
-describe('-passwd failures change nothing', () => {
+describe('-passwd failures change nothing', needs('gocryptfs'), () => {
   async function expectFailure(
     setup: (dir: string) => Promise<void> | void,
     args: (dir: string) => string[],

@@ -19,8 +19,9 @@ import { Vault } from '../../src/index.js';
 import { useCipherdir } from '../helpers/mount-suite.js';
 import { dumpMasterKey } from '../helpers/gocryptfs.js';
 import { BIN, initVault, modeOf, tscryptfs } from './helpers.js';
+import { needs } from '../helpers/requirements.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 60_000, ...needs('mount', 'gocryptfs') };
 const fx = useCipherdir('secrets', 'tscryptfs');
 
 function cmdline(pid: number): string {
@@ -36,7 +37,7 @@ test('redactArgs: every spelling of -masterkey, and -o masterkey=; "stdin" is no
   assert.deepEqual(redactArgs(['--', '-masterkey', k]), ['--', '-masterkey', k]);
 });
 
-test('-masterkey: the warning, and the key never in errors or -d output', async () => {
+test('-masterkey: the warning, and the key never in errors or -d output', needs('gocryptfs'), async () => {
   const key = await dumpMasterKey(join(fx.cipherdir, 'gocryptfs.conf'));
   const bad = await tscryptfs(['-masterkey', key, '-bogus', fx.cipherdir]);
   assert.equal(bad.code, 1);

@@ -11,6 +11,9 @@ import { Vault } from '../../src/index.js';
 import { gocryptfsInit, run, withGocryptfsMount, GOCRYPTFS, guardMountsUnder, unguardMountsUnder } from '../helpers/gocryptfs.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 import { tscryptfs } from '../cli/helpers.js';
+import { needs } from '../helpers/requirements.js';
+
+const T = { timeout: 60_000, ...needs('mount', 'gocryptfs') };
 
 let tmp: string;
 before(() => {
@@ -25,7 +28,7 @@ after(() => {
 for (const variant of [[], ['-xchacha'], ['-aessiv'], ['-plaintextnames']]) {
   const label = variant.join(' ') || 'default';
 
-  test(`tscryptfs -passwd, then gocryptfs mounts with the new password (${label})`, async () => {
+  test(`tscryptfs -passwd, then gocryptfs mounts with the new password (${label})`, T, async () => {
     const dir = join(tmp, `ours-${label}`);
     await fsp.mkdir(dir);
     const init = await tscryptfs(['-init', '-q', '-scryptn', '10', '-extpass', 'echo test', ...variant, dir]);
@@ -43,7 +46,7 @@ for (const variant of [[], ['-xchacha'], ['-aessiv'], ['-plaintextnames']]) {
     assert.equal(old.code, 12, 'gocryptfs refuses the old password');
   });
 
-  test(`gocryptfs -passwd, then the Vault opens with the new password (${label})`, async () => {
+  test(`gocryptfs -passwd, then the Vault opens with the new password (${label})`, T, async () => {
     const dir = join(tmp, `theirs-${label}`);
     await fsp.mkdir(dir);
     await gocryptfsInit(dir, variant);

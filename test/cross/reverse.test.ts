@@ -18,8 +18,9 @@ import { describeRun, initCipherdir, mountImpl, PASSWORD, run, unmountAndReap, w
 import { useMountTmp } from '../helpers/mount-suite.js';
 import { ReverseView } from '../../src/reverse/index.js';
 import { BIN } from '../helpers/paths.js';
+import { needs } from '../helpers/requirements.js';
 
-const T = { timeout: 120_000 };
+const T = { timeout: 120_000, ...needs('mount', 'gocryptfs') };
 const REVERSE_CONF = '.gocryptfs.reverse.conf';
 const dir = useMountTmp('reverse');
 let tmp = '';
@@ -205,8 +206,7 @@ test('excludes: -exclude, -exclude-wildcard, -exclude-from hide the same entries
   }
 });
 
-test('-one-file-system: a mount point inside PLAINDIR shows only its gocryptfs.diriv, as in gocryptfs', T, async (t) => {
-  if (process.getuid?.() !== 0) return t.skip('needs root to mount a tmpfs');
+test('-one-file-system: a mount point inside PLAINDIR shows only its gocryptfs.diriv, as in gocryptfs', T, async () => {
   const base = join(tmp, 'onefs');
   const plain = join(base, 'plain');
   const inner = join(plain, 'inner');

@@ -37,7 +37,8 @@ export {
   type RunResult,
 } from './mount.js';
 
-export const GOCRYPTFS_XRAY = '/usr/bin/gocryptfs-xray';
+import { GOCRYPTFS_XRAY_BIN as GOCRYPTFS_XRAY } from './requirements.js';
+export { GOCRYPTFS_XRAY };
 
 /** `gocryptfs -init -q -extpass 'echo test' -scryptn 10 FLAGS... dir`. */
 export async function gocryptfsInit(cipherdir: string, flags: string[] = []): Promise<void> {

@@ -27,8 +27,9 @@ import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:chi
 import { existsSync, openSync, closeSync, readFileSync, readdirSync, promises as fsp } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { BIN } from './paths.js';
+import { GOCRYPTFS_BIN } from './requirements.js';
 
-export const GOCRYPTFS = '/usr/bin/gocryptfs';
+export const GOCRYPTFS = GOCRYPTFS_BIN;
 export const PASSWORD = 'test';
 /** gocryptfs splits -extpass on spaces and runs it without a shell. */
 export const EXTPASS = ['-extpass', `echo ${PASSWORD}`];

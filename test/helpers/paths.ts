@@ -1,6 +1,6 @@
-/** Where the repository and the shared fixtures are, wherever the compiled test runs from. */
+/** Where the repository and its test fixtures are, wherever the compiled test runs from. */
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 function findRepoRoot(): string {
@@ -14,13 +14,15 @@ function findRepoRoot(): string {
 }
 
 export const REPO_ROOT = findRepoRoot();
-/** ../shared beside the repository (read-only); TSCRYPTFS_SHARED overrides it. */
-export const SHARED_DIR = process.env.TSCRYPTFS_SHARED ?? resolve(REPO_ROOT, '..', 'shared');
-if (!existsSync(join(SHARED_DIR, 'fixtures'))) {
-  throw new Error(`test fixtures not found: ${SHARED_DIR}/fixtures (set TSCRYPTFS_SHARED to the shared folder)`);
-}
-export const FIXTURES_DIR = join(SHARED_DIR, 'fixtures');
-export const VECTORS_DIR = join(FIXTURES_DIR, 'vectors');
+/** test/fixtures (see its README.md): everything the tests read, kept in the repository. */
+export const FIXTURES_DIR = join(REPO_ROOT, 'test', 'fixtures');
+/** Cipher directories made by gocryptfs 2.3 (scripts/make-fixtures.bash). */
+export const VECTORS_DIR = join(FIXTURES_DIR, 'gocryptfs-2.3');
+/** Upstream gocryptfs's example filesystems (v0.9 .. v2.2). */
 export const EXAMPLES_DIR = join(FIXTURES_DIR, 'gocryptfs-examples');
+/** The frozen files behind Documentation/format.md §14 (the worked example). */
+export const WORKED_EXAMPLE_DIR = join(FIXTURES_DIR, 'worked-example');
+/** The AEGIS draft's test vectors. */
+export const AEGIS_VECTORS_DIR = join(FIXTURES_DIR, 'aegis-vectors');
 /** The CLI entry point. */
 export const BIN = join(REPO_ROOT, 'bin', 'tscryptfs');

@@ -12,8 +12,9 @@ import { Vault } from '../../src/index.js';
 import { run, withMount } from '../helpers/mount.js';
 import { useCipherdir } from '../helpers/mount-suite.js';
 import { prng } from '../helpers/tree.js';
+import { needs } from '../helpers/requirements.js';
 
-const T = { timeout: 120_000 };
+const T = { timeout: 120_000, ...needs('mount') };
 const SIZES = [0, 1, 4095, 4096, 4097, (1 << 20) + 13];
 /** AEGIS-256X2: nonce 32 + tag 16 per block, 18-byte header. */
 const cipherSize = (p: number): number => (p === 0 ? 0 : 18 + p + Math.ceil(p / 4096) * 48);

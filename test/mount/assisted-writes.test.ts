@@ -14,9 +14,10 @@ import { join } from 'node:path';
 import { describeRun, initCipherdir, runImpl, withMount, EXTPASS } from '../helpers/mount.js';
 import { MOUNT_IMPL, py, useMountTmp } from '../helpers/mount-suite.js';
 import { prng } from '../helpers/tree.js';
+import { needs } from '../helpers/requirements.js';
 
 const dir = useMountTmp('assisted-writes');
-const T = { timeout: 120_000 };
+const T = { timeout: 120_000, ...needs('mount', 'gocryptfs', 'python3') };
 
 /** Writes `data` in 128 KiB pwrites from `start` on (the first piece shorter when start is unaligned), then the head before it. */
 async function writeInPieces(file: string, src: string, start: number): Promise<void> {

@@ -13,9 +13,10 @@ import { join } from 'node:path';
 import * as xattr from '../../src/vault/xattr-io.js';
 import { mountImpl, sleep, unmountAndReap } from '../helpers/mount.js';
 import { rejectsWith, useMountFixture } from '../helpers/mount-suite.js';
+import { needs } from '../helpers/requirements.js';
 
 const fx = useMountFixture('coherence');
-const T = { timeout: 60_000 };
+const T = { timeout: 60_000, ...needs('mount') };
 
 test('a stat right after a change through the mount shows it: write, truncate, chmod, utimes, link, rename, unlink, mkdir', T, async () => {
   const dir = fx.p('c');

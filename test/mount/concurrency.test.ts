@@ -14,9 +14,10 @@ import { join } from 'node:path';
 import { mountImpl, unmountAndReap } from '../helpers/mount.js';
 import { assertBytes, MOUNT_IMPL, useCipherdir } from '../helpers/mount-suite.js';
 import { BYTES_SOURCE, stormBytes } from '../helpers/write-storm.js';
+import { needs } from '../helpers/requirements.js';
 
 const fx = useCipherdir('concurrency', MOUNT_IMPL);
-const T = { timeout: 120_000 };
+const T = { timeout: 120_000, ...needs('mount') };
 const mntA = (): string => join(fx.tmp, 'mntA');
 const mntB = (): string => join(fx.tmp, 'mntB');
 

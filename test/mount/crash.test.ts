@@ -26,6 +26,7 @@ import { daemonPids, EXTPASS, isAlive, mountImpl, PASSWORD, runImpl, unmount, un
 import { assertBytes, MOUNT_IMPL, useCipherdir } from '../helpers/mount-suite.js';
 import { startStorm, stormBytes, type StormSpec } from '../helpers/write-storm.js';
 import { prng } from '../helpers/tree.js';
+import { needs } from '../helpers/requirements.js';
 
 const BS = 4096;
 /** Storm rounds before the kill, one crash run each (TSCRYPTFS_CRASH_RUNS=n repeats the list). */
@@ -35,7 +36,7 @@ const OVERWRITE_SIZE = 50_000;
 const UNTOUCHED: Record<string, Buffer> = Object.fromEntries([0, 1, 4095, 4096, 4097, 100_000].map((n) => [`untouched_${n}.bin`, prng(`untouched-${n}`, n)]));
 
 const fx = useCipherdir('crash', MOUNT_IMPL);
-const T = { timeout: 120_000 };
+const T = { timeout: 120_000, ...needs('mount', 'gocryptfs') };
 /** Everything that must read back unchanged from now on (name → bytes). */
 const settled = new Map<string, Buffer>(Object.entries(UNTOUCHED));
 /** Torn blocks found so far (cipher-side check by the Vault), as "name#block". */

@@ -11,9 +11,10 @@ import { basename, dirname, join } from 'node:path';
 import { nameOfLength, prng } from '../helpers/tree.js';
 import { initCipherdir, logPathFor, run, withMount } from '../helpers/mount.js';
 import { assertBytes, assertFsckClean, cipherEntries, cipherPathOf, rejectsWith, useMountFixture } from '../helpers/mount-suite.js';
+import { needs } from '../helpers/requirements.js';
 
 const fx = useMountFixture('dirs');
-const T = { timeout: 60_000 };
+const T = { timeout: 60_000, ...needs('mount', 'gocryptfs', 'python3') };
 
 const sorted = async (p: string): Promise<string[]> => (await fsp.readdir(p)).sort();
 

@@ -13,8 +13,9 @@ import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { logPathFor, MOUNT_IMPL, run, withMount } from '../helpers/mount.js';
 import { cipherPathOf, py, useCipherdir } from '../helpers/mount-suite.js';
+import { needs } from '../helpers/requirements.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 60_000, ...needs('mount', 'python3') };
 const fx = useCipherdir('errno', MOUNT_IMPL);
 
 /** Builds the tree under A[0] (when A[2] is "setup"), runs every case, prints {case: errno or OK}. A[1] is a path on another filesystem. */

@@ -10,9 +10,10 @@ import { constants as C, promises as fsp } from 'node:fs';
 import { prng } from '../helpers/tree.js';
 import { zeroBlocks } from '../helpers/cipher-shape.js';
 import { assertBytes, assertFsckClean, cipherPathOf, cipherSize, py, rejectsWith, useMountFixture, OVERHEAD } from '../helpers/mount-suite.js';
+import { needs } from '../helpers/requirements.js';
 
 const fx = useMountFixture('files');
-const T = { timeout: 60_000 };
+const T = { timeout: 60_000, ...needs('mount', 'gocryptfs', 'python3') };
 
 async function cipherOf(plain: string): Promise<Buffer> {
   return fsp.readFile(await cipherPathOf(fx.cipherdir, plain));

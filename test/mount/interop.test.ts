@@ -27,6 +27,7 @@ import {
 } from '../helpers/tree.js';
 import { cleanupMountsUnder, initCipherdir, MOUNT_IMPL, withMount, type MountImpl } from '../helpers/mount.js';
 import { assertFsckClean, useMountTmp } from '../helpers/mount-suite.js';
+import { needs } from '../helpers/requirements.js';
 
 const LENS: LongNameLengths = { kept: [175], hashed: [176, 255], dir: 230 };
 const VARIANTS: { name: string; flags: string[] }[] = [
@@ -36,7 +37,7 @@ const VARIANTS: { name: string; flags: string[] }[] = [
   { name: 'plaintextnames', flags: ['-plaintextnames'] },
   { name: 'deterministic-names', flags: ['-deterministic-names'] },
 ];
-const T = { timeout: 120_000 };
+const T = { timeout: 120_000, ...needs('mount', 'gocryptfs') };
 
 function assertManifest(actual: ManifestEntry[], expected: ManifestEntry[], what: string): void {
   const d = diffManifests(actual, expected);

@@ -29,8 +29,9 @@ import {
   withMount,
 } from '../helpers/mount.js';
 import { assertBytes, assertFsckClean, rejectsWith, useCipherdir } from '../helpers/mount-suite.js';
+import { needs } from '../helpers/requirements.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 60_000, ...needs('mount', 'gocryptfs') };
 const impl = MOUNT_IMPL;
 const fx = useCipherdir('lifecycle', impl);
 

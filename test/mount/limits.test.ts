@@ -14,8 +14,9 @@ import { Vault } from '../../src/index.js';
 import { initCipherdir, isMounted, MOUNT_IMPL, PASSWORD, run, unmountAndReap, withMount } from '../helpers/mount.js';
 import { rejectsWith, useCipherdir } from '../helpers/mount-suite.js';
 import { gocryptfsFsck } from '../helpers/gocryptfs.js';
+import { needs } from '../helpers/requirements.js';
 
-const T = { timeout: 120_000 };
+const T = { timeout: 120_000, ...needs('mount', 'gocryptfs') };
 const impl = MOUNT_IMPL;
 const fx = useCipherdir('limits', impl);
 

@@ -12,9 +12,10 @@ import * as xattr from '../../src/vault/xattr-io.js';
 import { nameOfLength, prng } from '../helpers/tree.js';
 import { initCipherdir, mountEntries, withMount, run } from '../helpers/mount.js';
 import { assertBytes, assertFsckClean, cipherPathOf, cipherSize, ok, py, rejectsWith, useMountFixture } from '../helpers/mount-suite.js';
+import { needs } from '../helpers/requirements.js';
 
 const fx = useMountFixture('meta');
-const T = { timeout: 60_000 };
+const T = { timeout: 60_000, ...needs('mount', 'gocryptfs', 'python3') };
 
 test('symlink/readlink: relative, absolute, long and UTF-8 targets; lstat size; dangling; EEXIST, EINVAL, ENOENT', T, async () => {
   await fsp.mkdir(fx.p('sl'));

@@ -17,10 +17,11 @@ import { join } from 'node:path';
 import { initCipherdir, withMount } from '../helpers/mount.js';
 import { MOUNT_IMPL, py, useMountTmp } from '../helpers/mount-suite.js';
 import { prng } from '../helpers/tree.js';
+import { needs } from '../helpers/requirements.js';
 
 const dir = useMountTmp('native-reads');
-const T = { timeout: 120_000 };
-const tsOnly = { ...T, skip: MOUNT_IMPL !== 'tscryptfs' ? 'call counts exist only for tscryptfs' : false };
+const T = { timeout: 120_000, ...needs('mount', 'python3') };
+const tsOnly = { ...T, skip: MOUNT_IMPL !== 'tscryptfs' ? 'call counts exist only for tscryptfs' : T.skip };
 
 /** Mounts a fresh cipher directory made with `initFlags`, runs `fn`, and returns the call counts of the mount (none from gocryptfs). */
 async function counted(label: string, initFlags: string[], mountFlags: string[], fn: (mnt: string) => Promise<void>): Promise<Record<string, number>> {

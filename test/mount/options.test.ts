@@ -23,8 +23,9 @@ import {
 } from '../helpers/mount.js';
 import { useCipherdir } from '../helpers/mount-suite.js';
 import { BIN } from '../helpers/paths.js';
+import { GOCRYPTFS_BIN as GOCRYPTFS, needs } from '../helpers/requirements.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 60_000, ...needs('mount') };
 const impl = MOUNT_IMPL;
 const fx = useCipherdir('options', impl);
 
@@ -92,7 +93,7 @@ test('the default background mount returns with its output closed, and logs go t
   const mnt = join(fx.tmp, 'm7');
   await fsp.mkdir(mnt);
   const args = impl === 'tscryptfs' ? [BIN] : [];
-  const cmd = impl === 'tscryptfs' ? process.execPath : '/usr/bin/gocryptfs';
+  const cmd = impl === 'tscryptfs' ? process.execPath : GOCRYPTFS;
   // Pipes, not files: the command must not hold them open after it returns.
   const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
     const child = spawn(cmd, [...args, '-extpass', 'echo test', fx.cipherdir, mnt], { stdio: ['ignore', 'pipe', 'pipe'] });

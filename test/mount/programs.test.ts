@@ -12,9 +12,10 @@ import * as xattr from '../../src/vault/xattr-io.js';
 import { diffManifests, fsSide, prng, readManifest, type ManifestEntry } from '../helpers/tree.js';
 import { run } from '../helpers/mount.js';
 import { assertBytes, assertFsckClean, cipherEntries, cipherPathOf, ok, useMountFixture } from '../helpers/mount-suite.js';
+import { needs } from '../helpers/requirements.js';
 
 const fx = useMountFixture('programs');
-const T = { timeout: 120_000 };
+const T = { timeout: 120_000, ...needs('mount', 'gocryptfs', 'python3') };
 const SIZES = [0, 1, 4095, 4096, 4097, (1 << 20) + 13];
 
 for (const tool of ['rsync', 'sqlite3', 'git', 'tar', 'diff', 'setfattr']) {

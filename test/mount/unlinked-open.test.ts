@@ -15,9 +15,10 @@ import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { prng } from '../helpers/tree.js';
 import { assertBytes, assertFsckClean, cipherEntries, rejectsWith, useMountFixture } from '../helpers/mount-suite.js';
+import { needs } from '../helpers/requirements.js';
 
 const fx = useMountFixture('unlinked-open');
-const T = { timeout: 60_000 };
+const T = { timeout: 60_000, ...needs('mount', 'gocryptfs') };
 
 /**
  * An open handle on an unlinked file: fstat says nlink 0 and the size, the

@@ -9,9 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { aegisNativeAvailable, aegisNativeStatus, type AegisBackend } from '../../src/crypto/aegis/index.js';
-import { FIXTURES_DIR } from '../helpers/paths.js';
-
-export const AEGIS_VECTORS_DIR = join(FIXTURES_DIR, 'aegis-vectors');
+import { AEGIS_VECTORS_DIR } from '../helpers/paths.js';
 
 export const hex = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s, 'hex'));
 export const toHex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');

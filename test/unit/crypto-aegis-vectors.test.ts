@@ -1,6 +1,6 @@
 /**
  * Every entry of the CFRG draft's AEGIS test vectors
- * (shared/fixtures/aegis-vectors, draft-irtf-cfrg-aegis-aead) on the
+ * (test/fixtures/aegis-vectors, draft-irtf-cfrg-aegis-aead) on the
  * TypeScript and the native implementation: encryption with 128- and
  * 256-bit tags, decryption, the entries that must fail verification, the
  * AESRound vector, and (TypeScript engine) the Update and initial-state entries.

@@ -5,7 +5,7 @@ import { scryptSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAead, type BackendName } from '../../src/crypto/index.js';
-import { EXAMPLES_DIR, VECTORS_DIR } from '../helpers/paths.js';
+import { EXAMPLES_DIR, WORKED_EXAMPLE_DIR } from '../helpers/paths.js';
 
 const hex = (s: string): Uint8Array => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 const toHex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
@@ -19,7 +19,7 @@ interface Conf {
 }
 
 for (const backend of BACKENDS) {
-  test(`AES-GCM known answer: one_byte.txt of the aesgcm fixture (format.md §14.4) [${backend}]`, () => {
+  test(`AES-GCM known answer: one_byte.txt of the worked example (format.md §14.4) [${backend}]`, () => {
     const aead = createAead('aes-gcm', hex('ab80d17ce93d9c46600cfca71f79f69ede3801f84322abfa8e515a20b64a57cf'), { backend });
     assert.equal(aead.nonceSize, 16);
     const nonce = hex('c03a7688fc408fcc575f8408021b2beb');
@@ -28,12 +28,12 @@ for (const backend of BACKENDS) {
     assert.equal(Buffer.from(aead.open(nonce, sealed, aad)).toString(), 'x');
     assert.equal(toHex(aead.seal(nonce, Buffer.from('x'), aad)), toHex(sealed));
     // The same bytes are in the cipher file: header(18) || nonce || ct || tag.
-    const file = readFileSync(join(VECTORS_DIR, 'aesgcm', 'cipher', '8rFYouUd3gksl_wgUtQhEQ'));
+    const file = readFileSync(join(WORKED_EXAMPLE_DIR, 'cipher', '8rFYouUd3gksl_wgUtQhEQ'));
     assert.equal(toHex(file), '0002' + '7c164800d87d1e4be5769793927bc4bd' + toHex(nonce) + toHex(sealed));
   });
 
-  test(`AES-GCM 16-byte nonce: unwrap the aesgcm fixture's master key (format.md §4.2, §14.1) [${backend}]`, () => {
-    const conf = JSON.parse(readFileSync(join(VECTORS_DIR, 'aesgcm', 'cipher', 'gocryptfs.conf'), 'utf8')) as Conf;
+  test(`AES-GCM 16-byte nonce: unwrap the worked example's master key (format.md §4.2, §14.1) [${backend}]`, () => {
+    const conf = JSON.parse(readFileSync(join(WORKED_EXAMPLE_DIR, 'cipher', 'gocryptfs.conf'), 'utf8')) as Conf;
     const wrapped = Buffer.from(conf.EncryptedKey, 'base64');
     assert.equal(wrapped.length, 64);
     const aead = createAead('aes-gcm', hex('e8aa6e76969b964ced90a6d4ff878289bc0f24405dbb2cf990c595bceb4393f9'), { backend });

@@ -46,7 +46,7 @@ for (const backend of BACKENDS) {
     assert.equal(sha256(enc2048), '44ea4ab31f9e4c83420f1bfe7782ded2e2421c92ac416a830cf46f3ea4cb5ff1');
   });
 
-  test(`EME of one_byte.txt with the aesgcm fixture's key and root IV (format.md §7.3, §14.3) [${backend}]`, () => {
+  test(`EME of one_byte.txt with the worked example's key and root IV (format.md §7.3, §14.3) [${backend}]`, () => {
     const eme = new Eme(hex('2f6cc8103fc24afd6124daceb8d9f3f548b4c8b4e8dc1206f3a50dd28f218e93'), backend);
     const iv = hex('eff65cad160953cda98c6e4c94332873');
     const padded = hex('6f6e655f627974652e74787404040404');

@@ -1,13 +1,13 @@
 /**
  * Known-answer decryption of data written by the real gocryptfs: file
  * blocks (AAD = BE64(blockNo) || fileID), symlink targets and xattr values
- * (AAD = BE64(0)) of the aesgcm, aessiv and xchacha fixtures, plus two
+ * (AAD = BE64(0)) of the aesgcm, aessiv, xchacha and hkdf-false fixtures, plus two
  * upstream example filesystems, through createAead on both backends.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAead, hkdfSha256, HKDF_INFO, type Aead, type BackendName, type CipherName } from '../../src/crypto/index.js';
 import { EXAMPLES_DIR, VECTORS_DIR } from '../helpers/paths.js';
@@ -19,10 +19,12 @@ const PLAIN_BS = 4096;
 interface PathEntry { plain: string; cipher: string; type: string }
 interface ManifestEntry { path: string; type: string; target?: string; xattrs?: Record<string, { hex: string; text?: string }> }
 
-const FIXTURES: { dir: string; cipher: CipherName; info: string; keyLen: number }[] = [
+/** `info` null: a filesystem without HKDF, whose AES-GCM content key is the master key itself. */
+const FIXTURES: { dir: string; cipher: CipherName; info: string | null; keyLen: number }[] = [
   { dir: 'aesgcm', cipher: 'aes-gcm', info: HKDF_INFO.gcm, keyLen: 32 },
   { dir: 'aessiv', cipher: 'aes-siv', info: HKDF_INFO.siv, keyLen: 64 },
   { dir: 'xchacha', cipher: 'xchacha', info: HKDF_INFO.xchacha, keyLen: 32 },
+  { dir: 'hkdf-false', cipher: 'aes-gcm', info: null, keyLen: 32 },
 ];
 
 const readJson = <T>(...parts: string[]): T => JSON.parse(readFileSync(join(...parts), 'utf8')) as T;
@@ -60,7 +62,7 @@ const EXPECTED_FILES: Record<string, Buffer> = {
 for (const fx of FIXTURES) {
   const base = join(VECTORS_DIR, fx.dir);
   const masterKey = Buffer.from(readFileSync(join(base, 'masterkey.txt'), 'utf8').trim(), 'hex');
-  const key = hkdfSha256(masterKey, fx.info, fx.keyLen);
+  const key = fx.info === null ? masterKey : hkdfSha256(masterKey, fx.info, fx.keyLen);
   const paths = readJson<PathEntry[]>(base, 'paths.json');
   const cipherPath = (plain: string): string => {
     const e = paths.find((p) => p.plain === plain);
@@ -103,7 +105,7 @@ for (const fx of FIXTURES) {
 function exampleFiles(dir: string, size: number): string[] {
   return readdirSync(dir)
     .filter((n) => !n.startsWith('gocryptfs.') || (n.startsWith('gocryptfs.longname.') && !n.endsWith('.name')))
-    .filter((n) => statSync(join(dir, n)).size === size)
+    .filter((n) => lstatSync(join(dir, n)).isFile() && lstatSync(join(dir, n)).size === size)
     .map((n) => join(dir, n));
 }
 

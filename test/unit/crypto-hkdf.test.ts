@@ -86,7 +86,7 @@ test('HKDF gocryptfs reference rows (format.md §4.7, upstream unit test)', () =
   }
 });
 
-test('HKDF worked example keys of the aesgcm fixture (format.md §14.1-§14.2)', () => {
+test('HKDF worked example keys (format.md §14.1-§14.2)', () => {
   const scryptOut = hex('bb1234098287f4803351b417242929692c96e2d61c6ef5278fcfbbea725519d3');
   assert.equal(toHex(hkdfSha256(scryptOut, HKDF_INFO.gcm, 32)), 'e8aa6e76969b964ced90a6d4ff878289bc0f24405dbb2cf990c595bceb4393f9');
   const mk = hex('c5f4f8ab43653ca8090026d5a48bbe1d53553dd75ffecaa2f66c30a761e148c1');

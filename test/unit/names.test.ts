@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Eme, hkdfSha256, HKDF_INFO } from '../../src/crypto/index.js';
 import { b64Decode, b64Encode, hashLongName, invalidNameCode, NameCodec, pad16, unpad16 } from '../../src/names/index.js';
 
-// Documentation/format.md §14, fixture vectors/aesgcm.
+// Documentation/format.md §14: the worked example (test/fixtures/worked-example).
 const MASTER_KEY = Buffer.from('c5f4f8ab43653ca8090026d5a48bbe1d53553dd75ffecaa2f66c30a761e148c1', 'hex');
 const ROOT_IV = Buffer.from('eff65cad160953cda98c6e4c94332873', 'hex');
 

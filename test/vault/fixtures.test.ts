@@ -19,6 +19,8 @@ const MASTERKEY_FORMAT: Record<string, Partial<VaultMasterKeyOpenOptions>> = {
   plaintextnames: { plaintextNames: true },
   'deterministic-names': { deterministicNames: true },
   longnamemax62: { longNameMax: 62 },
+  'hkdf-false': { hkdf: false },
+  'raw64-false': { raw64: false },
 };
 
 describe('gocryptfs 2.3 fixtures through the Vault', () => {

@@ -8,6 +8,7 @@ import { promises as fsp } from 'node:fs';
 import { Vault, type VaultInitOptions } from '../../src/index.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { needs } from '../helpers/requirements.js';
 
 const MODES: Record<string, Partial<VaultInitOptions>> = {
   default: {},
@@ -120,7 +121,7 @@ for (const [mode, opts] of Object.entries(MODES)) {
       await v.unlink(`/${LONG}`);
     });
 
-    test('chmod, chown, utimes pass through', async () => {
+    test('chmod, chown, utimes pass through', needs('root'), async () => {
       await v.writeFile('/m', 'x', { mode: 0o600 });
       assert.equal((await v.stat('/m')).mode & 0o777, 0o600);
       await v.chmod('/m', 0o640);

@@ -1,6 +1,6 @@
 /**
  * Pure-TypeScript AEGIS (draft-irtf-cfrg-aegis-aead, the revision whose test
- * vectors are in shared/fixtures/aegis-vectors, which is also what libaegis
+ * vectors are in test/fixtures/aegis-vectors, which is also what libaegis
  * as bundled in go-libaegis v0.2.11 computes).
  *
  * One engine covers both families and every degree of parallelism:

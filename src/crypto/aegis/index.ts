@@ -13,7 +13,7 @@
  * environment variable TSCRYPTFS_AEGIS (./mode.ts) can restrict either.
  *
  * Algorithm revision: draft-irtf-cfrg-aegis-aead as of its test vectors in
- * shared/fixtures/aegis-vectors (context ctx[i] = Byte(i) || Byte(D-1) added
+ * test/fixtures/aegis-vectors (context ctx[i] = Byte(i) || Byte(D-1) added
  * to V[3]/V[5] (256X) or V[3]/V[7] (128X) before every init update; lane
  * tags combined with XOR), which is what libaegis in go-libaegis v0.2.11
  * (gocryptfs's dependency) implements.
