@@ -50,7 +50,9 @@
     {
       "target_name": "tscryptfs_sys",
       "sources": [
-        "src/sys.c"
+        "src/sys.c",
+        "src/sys_at.c",
+        "src/napi_args.c"
       ],
       "cflags": [
         "-O2",

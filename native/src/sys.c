@@ -29,6 +29,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include "stat_words.h"
+
+void sys_at_register(napi_env env, napi_value exports);
 
 static napi_value sys_fallocate(napi_env env, napi_callback_info info)
 {
@@ -70,38 +73,6 @@ static napi_value sys_seek_data(napi_env env, napi_callback_info info)
     off_t r = lseek(fd, (off_t)off, SEEK_DATA);
     napi_create_double(env, r < 0 ? -(double)errno : (double)r, &result);
     return result;
-}
-
-/* The layout of one entry's attributes: 22 uint32 words (src/util/stat-words.ts). */
-#define STAT_WORDS 22
-
-static void put64(uint32_t *w, uint64_t v)
-{
-    w[0] = (uint32_t)v;
-    w[1] = (uint32_t)(v >> 32);
-}
-
-static void put_time(uint32_t *w, const struct timespec *t)
-{
-    put64(w, (uint64_t)(int64_t)t->tv_sec);
-    w[2] = (uint32_t)t->tv_nsec;
-}
-
-static void stat_words(uint32_t *w, const struct stat *st)
-{
-    w[0] = st->st_mode;
-    w[1] = st->st_uid;
-    w[2] = st->st_gid;
-    put64(w + 3, (uint64_t)st->st_size);
-    w[5] = (uint32_t)st->st_dev;
-    w[6] = (uint32_t)st->st_nlink;
-    put64(w + 7, (uint64_t)st->st_ino);
-    w[9] = (uint32_t)st->st_rdev;
-    w[10] = (uint32_t)st->st_blksize;
-    put64(w + 11, (uint64_t)st->st_blocks);
-    put_time(w + 13, &st->st_atim);
-    put_time(w + 16, &st->st_mtim);
-    put_time(w + 19, &st->st_ctim);
 }
 
 /*
@@ -164,6 +135,7 @@ static napi_value init(napi_env env, napi_value exports)
     napi_set_named_property(env, exports, "seekData", fn);
     napi_create_function(env, "statListing", NAPI_AUTO_LENGTH, sys_stat_listing, NULL, &fn);
     napi_set_named_property(env, exports, "statListing", fn);
+    sys_at_register(env, exports);
     return exports;
 }
 
