@@ -2,11 +2,10 @@
  * Per-directory name IVs (Documentation/format.md §7.7): `gocryptfs.diriv`, exactly 16
  * random non-zero bytes, mode 0444, written once when the directory is made.
  */
-import { join } from 'node:path';
 import { randomBytes } from '../crypto/index.js';
 import { fsError } from '../util/errors.js';
-import { readHead } from '../util/fs-ops.js';
-import { writeNewFile } from '../util/fd-io.js';
+import { readHeadAt, writeNewFileAt } from '../util/fd-io.js';
+import type { AtCalls } from '../util/sys-at.js';
 
 export const DIRIV_NAME = 'gocryptfs.diriv';
 export const DIRIV_LEN = 16;
@@ -14,18 +13,21 @@ export const DIRIV_MODE = 0o444;
 /** The IV of every directory when there are no diriv files (deterministic names). */
 export const ZERO_IV: Buffer = Buffer.alloc(DIRIV_LEN);
 
-/** Reads a directory's IV. A missing, short, long or all-zero file is EIO. */
-export async function readDirIV(cipherDir: string): Promise<Buffer> {
-  const path = join(cipherDir, DIRIV_NAME);
-  const iv = await readHead(path, DIRIV_LEN + 1);
+/**
+ * Reads the IV of the directory `dirfd` (`where` names it in messages). A
+ * short, long or all-zero file is EIO; a missing one is ENOENT.
+ */
+export async function readDirIV(at: AtCalls, dirfd: number, where: string): Promise<Buffer> {
+  const iv = await readHeadAt(at, dirfd, DIRIV_NAME, DIRIV_LEN + 1);
+  const path = `${where}/${DIRIV_NAME}`;
   if (iv.length !== DIRIV_LEN) throw fsError('EIO', 'open', path, `diriv is ${iv.length === DIRIV_LEN + 1 ? 'too long' : `${iv.length} bytes`}`);
   if (iv.every((b) => b === 0)) throw fsError('EIO', 'open', path, 'diriv is all zero');
   return iv;
 }
 
-/** Creates the IV file of a new directory (the directory must be writable). */
-export async function createDirIV(cipherDir: string): Promise<Buffer> {
+/** Creates the IV file of the new directory `dirfd` (which must be writable). */
+export async function createDirIV(at: AtCalls, dirfd: number): Promise<Buffer> {
   const iv = Buffer.from(randomBytes(DIRIV_LEN));
-  await writeNewFile(join(cipherDir, DIRIV_NAME), iv, DIRIV_MODE, true);
+  await writeNewFileAt(at, dirfd, DIRIV_NAME, iv, DIRIV_MODE, true);
   return iv;
 }

@@ -6,3 +6,4 @@ export * from './name-memo.js';
 export * from './pad16.js';
 export * from './valid-name.js';
 export * from './b64-error.js';
+export * from './badname.js';

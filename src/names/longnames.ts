@@ -4,11 +4,10 @@
  * encrypted name in a sibling `<hashed>.name` file (mode 0444).
  */
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import { b64Encode } from './b64.js';
 import { hasCode } from '../util/errors.js';
-import { fsx } from '../util/fs-ops.js';
-import { writeNewFile } from '../util/fd-io.js';
+import { readHeadAt, writeNewFileAt } from '../util/fd-io.js';
+import type { AtCalls } from '../util/sys-at.js';
 
 export const LONGNAME_PREFIX = 'gocryptfs.longname.';
 export const LONGNAME_SUFFIX = '.name';
@@ -28,11 +27,11 @@ export function hashLongName(cname: string, raw64: boolean): string {
   return LONGNAME_PREFIX + b64Encode(createHash('sha256').update(cname, 'ascii').digest(), raw64);
 }
 
-/** Reads the full encrypted name behind a hashed entry; null when the .name file is missing or implausible. */
-export async function readLongName(dir: string, hashed: string): Promise<string | null> {
+/** Reads the full encrypted name behind hashed entry `hashed` of directory `dirfd`; null when the .name file is missing or implausible. */
+export async function readLongName(at: AtCalls, dirfd: number, hashed: string): Promise<string | null> {
   let buf: Buffer;
   try {
-    buf = (await fsx.readFile(join(dir, hashed + LONGNAME_SUFFIX))) as Buffer;
+    buf = await readHeadAt(at, dirfd, hashed + LONGNAME_SUFFIX, LONGNAME_FILE_MAX + 1);
   } catch (err) {
     if (hasCode(err, 'ENOENT')) return null;
     throw err;
@@ -42,19 +41,22 @@ export async function readLongName(dir: string, hashed: string): Promise<string 
 }
 
 /**
- * Writes `<hashed>.name`. An existing file with the same content is fine
- * (it belongs to an existing link or an earlier interrupted create).
+ * Writes `<hashed>.name` into directory `dirfd`. An existing file with the
+ * same content is fine (it belongs to an existing link or an earlier
+ * interrupted create).
  */
-export async function writeLongName(dir: string, hashed: string, cname: string): Promise<void> {
-  const path = join(dir, hashed + LONGNAME_SUFFIX);
+export async function writeLongName(at: AtCalls, dirfd: number, hashed: string, cname: string): Promise<void> {
   try {
-    await writeNewFile(path, Buffer.from(cname, 'latin1'), LONGNAME_FILE_MODE);
+    await writeNewFileAt(at, dirfd, hashed + LONGNAME_SUFFIX, Buffer.from(cname, 'latin1'), LONGNAME_FILE_MODE);
   } catch (err) {
-    if (hasCode(err, 'EEXIST') && (await readLongName(dir, hashed)) === cname) return;
+    if (hasCode(err, 'EEXIST') && (await readLongName(at, dirfd, hashed)) === cname) return;
     throw err;
   }
 }
 
-export async function deleteLongName(dir: string, hashed: string): Promise<void> {
-  await fsx.rm(join(dir, hashed + LONGNAME_SUFFIX), { force: true });
+/** Removes `<hashed>.name` from directory `dirfd`, if it is there. */
+export async function deleteLongName(at: AtCalls, dirfd: number, hashed: string): Promise<void> {
+  await at.unlinkat(dirfd, hashed + LONGNAME_SUFFIX, 0).catch((err: unknown) => {
+    if (!hasCode(err, 'ENOENT')) throw err;
+  });
 }

@@ -6,7 +6,8 @@
  */
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
-import { DIRECT_IO, fsx } from './fs-ops.js';
+import { DIRECT_IO } from './fs-ops.js';
+import type { AtCalls } from './sys-at.js';
 
 const readAsync = promisify(fs.read);
 const writeAsync = promisify(fs.write);
@@ -52,19 +53,30 @@ export async function pwriteFull(fd: number, data: Uint8Array, position: number)
 }
 
 /**
- * Creates `path` (O_EXCL: EEXIST if it exists) holding `data`, with mode
- * `mode`, flushed with fsync when `sync` is set. A file left incomplete by
- * a failed write (ENOSPC) is removed again, as gocryptfs does for a diriv.
+ * Creates entry `name` of directory `dirfd` (O_EXCL: EEXIST if it exists)
+ * holding `data`, with mode `mode`, flushed with fsync when `sync` is set.
+ * A file left incomplete by a failed write (ENOSPC) is removed again, as
+ * gocryptfs does for a diriv.
  */
-export async function writeNewFile(path: string, data: Uint8Array, mode: number, sync = false): Promise<void> {
-  const fd = await openFd(path, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, mode);
+export async function writeNewFileAt(at: AtCalls, dirfd: number, name: string, data: Uint8Array, mode: number, sync = false): Promise<void> {
+  const fd = await at.openat(dirfd, name, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, mode);
   try {
     await pwriteFull(fd, data, 0);
     if (sync) await fsync(fd);
   } catch (err) {
     await closeFd(fd).catch(() => undefined);
-    await fsx.rm(path, { force: true });
+    await at.unlinkat(dirfd, name, 0).catch(() => undefined);
     throw err;
   }
   await closeFd(fd);
+}
+
+/** The first `n` bytes of entry `name` of directory `dirfd` (fewer if it is shorter). */
+export async function readHeadAt(at: AtCalls, dirfd: number, name: string, n: number): Promise<Buffer> {
+  const fd = await at.openat(dirfd, name, fs.constants.O_RDONLY, 0);
+  try {
+    return await preadFull(fd, n, 0);
+  } finally {
+    await closeFd(fd);
+  }
 }

@@ -42,23 +42,3 @@ export const DIRECT_IO = process.env.TSCRYPTFS_FS_IO !== 'async';
 
 /** The calls, in the style chosen for this process (the environment cannot change under us). */
 export const fsx: Ops = DIRECT_IO ? direct : fsp;
-
-/** The first `n` bytes of a file (fewer if it is shorter). */
-export async function readHead(path: string, n: number): Promise<Buffer> {
-  const buf = Buffer.alloc(n);
-  if (DIRECT_IO) {
-    const fd = fs.openSync(path, 'r');
-    try {
-      return buf.subarray(0, fs.readSync(fd, buf, 0, n, 0));
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
-  const fh = await fsp.open(path, 'r');
-  try {
-    return buf.subarray(0, (await fh.read(buf, 0, n, 0)).bytesRead);
-  } finally {
-    await fh.close();
-  }
-}
-

@@ -7,33 +7,53 @@
  * missing directory), EBADMSG for a name that does not decrypt, and
  * EB64 with Go's "illegal base64 data" message.
  */
-import * as fs from 'node:fs';
-import { join } from 'node:path';
 import type { FormatOptions } from '../config/format.js';
 import { b64ErrorOffset, longNameKind, readDirIV, readLongName, invalidNameCode, ZERO_IV, type NameCodec } from '../names/index.js';
 import { fsError, hasCode, type CodedError } from '../util/errors.js';
+import type { AtCalls } from '../util/sys-at.js';
 
 export interface PathContext {
-  root: string;
+  at: AtCalls;
+  /** The cipher directory's descriptor (not closed here). */
+  rootFd: number;
   format: FormatOptions;
   codec: NameCodec | null;
 }
 
-async function dirIV(ctx: PathContext, dir: string): Promise<Buffer> {
-  return ctx.format.dirIV ? readDirIV(dir) : ZERO_IV;
+async function dirIV(ctx: PathContext, fd: number): Promise<Buffer> {
+  return ctx.format.dirIV ? readDirIV(ctx.at, fd, '') : ZERO_IV;
 }
 
-/** Steps into a directory as openat(O_DIRECTORY|O_NOFOLLOW) would: it must exist and be a real directory. */
-function descend(dir: string, name: string): string {
-  const p = join(dir, name);
-  let st: fs.Stats;
+/** Steps into a directory with openat(O_DIRECTORY|O_NOFOLLOW): it must exist and be a real directory. */
+async function descend(ctx: PathContext, fd: number, name: string): Promise<number> {
   try {
-    st = fs.lstatSync(p);
+    return await ctx.at.openDir(fd, name);
   } catch (err) {
-    throw hasCode(err) ? fsError(err.code, 'openat', name) : err;
+    throw hasCode(err) ? fsError(err.code === 'ELOOP' ? 'ENOTDIR' : err.code, 'openat', name) : err;
   }
-  if (!st.isDirectory()) throw fsError('ENOTDIR', 'openat', name);
-  return p;
+}
+
+/**
+ * Walks `parts` from the root: `step` translates each with its directory's
+ * descriptor and says which name on disk to descend into (all but the last
+ * must be directories).
+ */
+async function walk(ctx: PathContext, parts: string[], step: (fd: number, part: string) => Promise<{ out: string; disk: string }>): Promise<string> {
+  const out: string[] = [];
+  let fd = ctx.rootFd;
+  try {
+    for (let i = 0; i < parts.length; i++) {
+      const r = await step(fd, parts[i]!);
+      out.push(r.out);
+      if (i === parts.length - 1) break;
+      const next = await descend(ctx, fd, r.disk);
+      if (fd !== ctx.rootFd) await ctx.at.close(fd);
+      fd = next;
+    }
+    return out.join('/');
+  } finally {
+    if (fd !== ctx.rootFd) await ctx.at.close(fd);
+  }
 }
 
 function b64Error(offset: number): CodedError {
@@ -46,35 +66,26 @@ function b64Error(offset: number): CodedError {
 export async function encryptPathAt(ctx: PathContext, plainPath: string): Promise<string> {
   const codec = ctx.codec;
   if (!codec || plainPath === '') return plainPath;
-  const parts = plainPath.split('/');
-  const out: string[] = [];
-  let dir = ctx.root;
-  for (let i = 0; i < parts.length; i++) {
-    const name = Buffer.from(parts[i]!, 'utf8');
-    const iv = await dirIV(ctx, dir);
+  return walk(ctx, plainPath.split('/'), async (fd, part) => {
+    const name = Buffer.from(part, 'utf8');
+    const iv = await dirIV(ctx, fd);
     // gocryptfs: too long is ENAMETOOLONG, any other invalid name EBADMSG.
     const bad = invalidNameCode(name);
     if (bad !== null) throw fsError(bad === 'ENAMETOOLONG' ? bad : 'EBADMSG', 'encrypt', plainPath);
     const cpart = codec.diskName(codec.encryptName(name, iv));
-    out.push(cpart);
-    if (i < parts.length - 1) dir = descend(dir, cpart);
-  }
-  return out.join('/');
+    return { out: cpart, disk: cpart };
+  });
 }
 
 /** Plaintext path of a relative cipher path; hashed names are read from their .name files. */
 export async function decryptPathAt(ctx: PathContext, cipherPath: string): Promise<string> {
   const codec = ctx.codec;
   if (!codec || cipherPath === '') return cipherPath;
-  const parts = cipherPath.split('/');
-  const out: string[] = [];
-  let dir = ctx.root;
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!;
-    const iv = await dirIV(ctx, dir);
+  return walk(ctx, cipherPath.split('/'), async (fd, part) => {
+    const iv = await dirIV(ctx, fd);
     let cname = part;
     if (longNameKind(part) === 'content') {
-      const full = await readLongName(dir, part);
+      const full = await readLongName(ctx.at, fd, part);
       if (full === null) throw fsError('ENOENT', 'openat', part + '.name');
       cname = full;
     }
@@ -82,8 +93,6 @@ export async function decryptPathAt(ctx: PathContext, cipherPath: string): Promi
     if (bad !== null) throw b64Error(bad);
     const plain = codec.decryptName(cname, iv);
     if (plain === null) throw fsError('EBADMSG', 'decrypt', part);
-    out.push(plain.toString('utf8'));
-    if (i < parts.length - 1) dir = descend(dir, part);
-  }
-  return out.join('/');
+    return { out: plain.toString('utf8'), disk: part };
+  });
 }

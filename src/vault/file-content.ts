@@ -8,6 +8,7 @@ import type { Logger } from '../util/logger.js';
 import { fsError, hasCode } from '../util/errors.js';
 import type { Preallocator } from './prealloc.js';
 import { fstat, ftruncate, preadFull, pwriteFull } from '../util/fd-io.js';
+import { fallocate } from '../util/native-sys.js';
 import type { FileState } from './file-state.js';
 import type { BufferPool } from './buffer-pool.js';
 
@@ -240,4 +241,31 @@ export async function truncateContent(f: ContentFile, newSize: number): Promise<
   const fileId = await readFileId(f);
   await ftruncate(f.fd, cipherOffOfBlock(l, lastBlock));
   await writeAt(f, f.cipher.sealBlock(lastBlock, fileId!, keep), cipherOffOfBlock(l, lastBlock));
+}
+
+/** fallocate(2) modes gocryptfs supports: 0 (allocate, grow the size) and KEEP_SIZE. */
+export const FALLOC_DEFAULT = 0;
+export const FALLOC_FL_KEEP_SIZE = 1;
+
+/**
+ * fallocate(2) on the plaintext range [offset, offset+length), as gocryptfs
+ * does it (file_allocate_truncate.go): the cipher bytes of those blocks are
+ * reserved with FALLOC_FL_KEEP_SIZE (filling holes, or space past the end);
+ * with mode 0 a file that ends before offset+length then grows to it, as a
+ * truncate would (ext4's rule: fallocate never shrinks). Other modes
+ * (punching holes, zeroing ranges) are EOPNOTSUPP.
+ */
+export async function allocateContent(f: ContentFile, mode: number, offset: number, length: number): Promise<void> {
+  if (mode !== FALLOC_DEFAULT && mode !== FALLOC_FL_KEEP_SIZE) throw fsError('EOPNOTSUPP', 'fallocate');
+  if (offset < 0 || length <= 0 || !Number.isSafeInteger(offset + length)) throw fsError('EINVAL', 'fallocate');
+  const l = f.cipher.layout;
+  const { first, last } = blockRange(offset, length);
+  const cipherOff = cipherOffOfBlock(l, first);
+  const lastLen = offset + length - last * BLOCK_SIZE;
+  const cipherLen = cipherOffOfBlock(l, last) - cipherOff + (l.cipherBlockSize - BLOCK_SIZE) + lastLen;
+  const r = fallocate(f.fd, FALLOC_FL_KEEP_SIZE, cipherOff, cipherLen);
+  if (r === 'unavailable') throw fsError('EOPNOTSUPP', 'fallocate', undefined, 'needs the native addon');
+  if (r !== 'ok') throw fsError(r, 'fallocate');
+  if (mode === FALLOC_FL_KEEP_SIZE) return;
+  if (offset + length > (await plainSize(f))) await truncateContent(f, offset + length);
 }

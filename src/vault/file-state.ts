@@ -56,7 +56,7 @@ export class FileStateTable {
     this.fences = fences;
   }
 
-  acquire(dev: number, ino: number): FileState {
+  acquire(dev: number, ino: number | bigint): FileState {
     const key = `${dev}:${ino}`;
     let st = this.entries.get(key);
     if (!st) {
@@ -67,7 +67,7 @@ export class FileStateTable {
     return st;
   }
 
-  release(dev: number, ino: number): void {
+  release(dev: number, ino: number | bigint): void {
     const key = `${dev}:${ino}`;
     const st = this.entries.get(key);
     if (st && --st.refs === 0) {

@@ -1,3 +1,3 @@
-export { Vault, formatFromInitOptions, type XattrSetMode } from './vault.js';
+export { Vault, formatFromInitOptions, LISTED_ATTRS, LISTED_NO_XATTRS, type Owner, type PackedListing, type RenameMode, type XattrSetMode } from './vault.js';
 export { VaultFile } from './vault-file.js';
 export * from './options.js';

@@ -15,10 +15,11 @@ export interface VaultCommonOptions {
   /** Do not reserve space before writing blocks (gocryptfs -noprealloc; see prealloc.ts). */
   noPrealloc?: boolean;
   /**
-   * A native mknod(2) (cipher path, mode, dev); 0 or -errno. Without it
-   * mknod() runs coreutils' mknod(1), which cannot make sockets.
+   * Glob patterns (gocryptfs -badname): entries whose names do not decrypt
+   * but match one are listed, as the part that decrypts plus the rest and
+   * " GOCRYPTFS_BAD_NAME", instead of being hidden.
    */
-  mknod?: (path: string, mode: number, dev: number) => number;
+  badname?: readonly string[];
 }
 
 /** The format settings chosen at -init (or given with -masterkey). */
@@ -34,6 +35,12 @@ export interface VaultFormatOptions {
   raw64?: boolean;
   /** HKDF subkeys (default true; `-hkdf=false` makes a legacy filesystem). */
   hkdf?: boolean;
+  /**
+   * Hash names longer than LongNameMax into gocryptfs.longname.* files
+   * (default true; false only for filesystems of gocryptfs v0.8 and older,
+   * where such names are ENAMETOOLONG).
+   */
+  longNames?: boolean;
 }
 
 export interface VaultInitOptions extends VaultCommonOptions, VaultFormatOptions {

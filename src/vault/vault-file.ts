@@ -6,7 +6,7 @@ import type { BigIntStats, Stats } from 'node:fs';
 import { constants as C } from 'node:fs';
 import { fsError } from '../util/errors.js';
 import { closeFd, fdatasync, fstat, fstatBig, fsync } from '../util/fd-io.js';
-import { plainSize, readContent, readContentInto, truncateContent, writeContent, type ContentFile } from './file-content.js';
+import { allocateContent, plainSize, readContent, readContentInto, truncateContent, writeContent, type ContentFile } from './file-content.js';
 import { accessMode } from './open-flags.js';
 import { setSize } from './stats.js';
 
@@ -86,6 +86,16 @@ export class VaultFile {
   async truncate(length = 0): Promise<void> {
     this.check('ftruncate', 'write');
     await this.f.state.exclusive(() => truncateContent(this.f, length));
+  }
+
+  /**
+   * fallocate(2) on the plaintext range: mode 0 reserves the space and
+   * grows the file to offset+length if it is shorter; 1 (FALLOC_FL_KEEP_SIZE)
+   * only reserves. Other modes are EOPNOTSUPP, as in gocryptfs.
+   */
+  async fallocate(mode: number, offset: number, length: number): Promise<void> {
+    this.check('fallocate', 'write');
+    await this.f.state.exclusive(() => allocateContent(this.f, mode, offset, length));
   }
 
   /** Plaintext size as every handle of this file sees it. */

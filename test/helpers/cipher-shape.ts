@@ -7,7 +7,7 @@
  */
 import { promises as fsp } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import * as xattr from '../../src/vault/xattr-io.js';
+import * as xattr from '../../src/util/xattr-io.js';
 
 export const HEADER_LEN = 18;
 export const PLAIN_BS = 4096;

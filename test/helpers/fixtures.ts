@@ -6,7 +6,7 @@
  */
 import { promises as fsp, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as xattr from '../../src/vault/xattr-io.js';
+import * as xattr from '../../src/util/xattr-io.js';
 import { EXAMPLES_DIR, VECTORS_DIR } from './paths.js';
 
 export interface ManifestEntry {

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import * as xattr from '../../src/vault/xattr-io.js';
+import * as xattr from '../../src/util/xattr-io.js';
 
 export async function treeState(root: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};

@@ -7,7 +7,7 @@
 import { createCipheriv, createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import * as xattr from '../../src/vault/xattr-io.js';
+import * as xattr from '../../src/util/xattr-io.js';
 import type { Vault } from '../../src/index.js';
 
 // ------------------------------------------------------------------ sides

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import * as xattr from '../../src/vault/xattr-io.js';
+import * as xattr from '../../src/util/xattr-io.js';
 import { mountImpl, sleep, unmountAndReap } from '../helpers/mount.js';
 import { rejectsWith, useMountFixture } from '../helpers/mount-suite.js';
 import { needs } from '../helpers/requirements.js';

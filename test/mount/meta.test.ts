@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import * as xattr from '../../src/vault/xattr-io.js';
+import * as xattr from '../../src/util/xattr-io.js';
 import { nameOfLength, prng } from '../helpers/tree.js';
 import { initCipherdir, mountEntries, withMount, run } from '../helpers/mount.js';
 import { assertBytes, assertFsckClean, cipherPathOf, cipherSize, ok, py, rejectsWith, useMountFixture } from '../helpers/mount-suite.js';

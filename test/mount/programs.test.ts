@@ -8,7 +8,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import * as xattr from '../../src/vault/xattr-io.js';
+import * as xattr from '../../src/util/xattr-io.js';
 import { diffManifests, fsSide, prng, readManifest, type ManifestEntry } from '../helpers/tree.js';
 import { run } from '../helpers/mount.js';
 import { assertBytes, assertFsckClean, cipherEntries, cipherPathOf, ok, useMountFixture } from '../helpers/mount-suite.js';

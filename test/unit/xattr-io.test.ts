@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { constants as fsConstants, promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import { getAttribute, listAttributes, removeAttribute, setAttribute } from '../../src/vault/xattr-io.js';
+import { getAttribute, listAttributes, removeAttribute, setAttribute } from '../../src/util/xattr-io.js';
 import { needs } from '../helpers/requirements.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 import { statListing } from '../../src/util/native-sys.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Vault, type CipherName, type Logger } from '../../src/index.js';
 import { layout } from '../../src/content/index.js';
 import { fsckCipherdir, corruptPaths, type FsckReport } from '../../src/vault/fsck/index.js';
-import * as xattr from '../../src/vault/xattr-io.js';
+import * as xattr from '../../src/util/xattr-io.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 import { treeState } from '../helpers/tree-state.js';
 

@@ -16,7 +16,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join, basename } from 'node:path';
-import * as xattr from '../../src/vault/xattr-io.js';
+import * as xattr from '../../src/util/xattr-io.js';
 import { Vault, type CipherName, type Logger } from '../../src/index.js';
 import { layout } from '../../src/content/index.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';

@@ -4,9 +4,11 @@
  * only the first). Holes are skipped with SEEK_DATA where possible, and
  * all-zero runs are recognised without decrypting.
  */
-import { constants as C, openSync, closeSync, readSync } from 'node:fs';
+import { constants as C, readSync } from 'node:fs';
 import { BlockError, HEADER_LEN, parseHeader, type ContentCipher } from '../../content/index.js';
+import { hasCode } from '../../util/errors.js';
 import { seekData } from '../../util/native-sys.js';
+import type { AtCalls } from '../../util/sys-at.js';
 
 /** Blocks read per step (about 1 MiB of cipher text). */
 const RUN = 256;
@@ -30,15 +32,16 @@ export interface ContentCheck {
 }
 
 /**
- * Opens read-only, without updating the access time where the kernel lets
- * us (O_NOATIME needs ownership or CAP_FOWNER; otherwise a plain O_RDONLY).
+ * Opens entry `name` of directory `dirfd` read-only (never through a
+ * symlink), without updating the access time where the kernel lets us
+ * (O_NOATIME needs ownership or CAP_FOWNER; otherwise a plain O_RDONLY).
  */
-export function openReadOnly(path: string): number {
+export async function openReadOnlyAt(at: AtCalls, dirfd: number, name: string): Promise<number> {
   try {
-    return openSync(path, C.O_RDONLY | C.O_NOATIME | C.O_NOFOLLOW);
+    return await at.openat(dirfd, name, C.O_RDONLY | C.O_NOATIME, 0);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
-    return openSync(path, C.O_RDONLY | C.O_NOFOLLOW);
+    if (!hasCode(err, 'EPERM')) throw err;
+    return at.openat(dirfd, name, C.O_RDONLY, 0);
   }
 }
 
@@ -53,15 +56,14 @@ function readAt(fd: number, buf: Buffer, pos: number): number {
 }
 
 /**
- * Checks the cipher file at `path` (`size` bytes, from lstat). An empty
+ * Checks the open cipher file `fd` (`size` bytes, from lstat). An empty
  * file is fine; a header-only file is an empty file with a header; a file
  * of 1..17 bytes is an incomplete header. Throws only on I/O errors.
  */
-export async function checkContent(path: string, size: number, cipher: ContentCipher, hooks: ContentHooks = {}): Promise<ContentCheck> {
+export async function checkContent(fd: number, size: number, cipher: ContentCipher, hooks: ContentHooks = {}): Promise<ContentCheck> {
   const problems: ContentProblem[] = [];
   if (size === 0) return { problems, bytes: 0 };
-  const fd = openReadOnly(path);
-  try {
+  {
     const hdr = Buffer.alloc(HEADER_LEN);
     const got = readAt(fd, hdr, 0);
     if (got < HEADER_LEN) {
@@ -96,8 +98,6 @@ export async function checkContent(path: string, size: number, cipher: ContentCi
       if (n < buf.length) break;
     }
     return { problems, bytes };
-  } finally {
-    closeSync(fd);
   }
 }
 

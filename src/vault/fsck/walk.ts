@@ -11,9 +11,11 @@
  * incomplete headers of files that show as empty).
  *
  * Nothing is written: files are opened O_RDONLY (and O_NOATIME where
- * allowed), directories are only listed.
+ * allowed), directories are only listed. Like the Vault, the walk goes
+ * from directory descriptor to directory descriptor and follows no
+ * symlink in the cipher directory.
  */
-import { lstatSync, readdirSync, readlinkSync, type Dirent, type Stats } from 'node:fs';
+import { constants as C } from 'node:fs';
 import { join } from 'node:path';
 import { CONF_NAME, type FormatOptions } from '../../config/index.js';
 import type { BackendName } from '../../crypto/index.js';
@@ -29,9 +31,11 @@ import {
   ZERO_IV,
 } from '../../names/index.js';
 import { hasCode } from '../../util/errors.js';
+import { sizeWords } from '../../util/stat-words.js';
+import { atCalls, type AtCalls } from '../../util/sys-at.js';
+import { openCipherRoot } from '../backing/index.js';
 import { deriveCiphers, type VaultCiphers } from '../keys.js';
-import * as xattr from '../xattr-io.js';
-import { checkContent } from './check-content.js';
+import { checkContent, openReadOnlyAt } from './check-content.js';
 import { joinRel, type FsckFinding, type FsckKind, type FsckProgress, type FsckReport } from './findings.js';
 
 export interface FsckOptions {
@@ -51,6 +55,8 @@ export interface FsckOptions {
 
 interface Entry {
   plain: string;
+  /** The name in its directory. */
+  disk: string;
   cipherPath: string;
 }
 
@@ -60,6 +66,7 @@ class Walker {
   private current = '';
 
   constructor(
+    private readonly at: AtCalls,
     private readonly format: FormatOptions,
     private readonly ciphers: VaultCiphers,
     private readonly opts: FsckOptions,
@@ -94,14 +101,19 @@ class Walker {
     await new Promise((r) => setImmediate(r));
   }
 
-  async dir(cipherDir: string, rel: string): Promise<void> {
+  /**
+   * Checks the directory `fd` (an O_PATH descriptor, not closed here) at
+   * `cipherDir`, plaintext `rel`. Its own xattrs are checked by the caller,
+   * through its parent: reading them through "." would need search
+   * permission on the directory itself.
+   */
+  async dir(fd: number, cipherDir: string, rel: string): Promise<void> {
     if (this.stopped) return;
     this.current = rel;
     this.report.dirs++;
-    await this.xattrs(cipherDir, rel);
-    let dirents: Dirent[];
+    let names: string[];
     try {
-      dirents = readdirSync(cipherDir, { withFileTypes: true });
+      names = await this.at.readdirat(fd, '.');
     } catch (err) {
       this.ioProblem(err, rel, cipherDir, 'cannot read directory');
       return;
@@ -109,7 +121,7 @@ class Walker {
     let iv = ZERO_IV;
     if (this.format.dirIV) {
       try {
-        iv = await readDirIV(cipherDir);
+        iv = await readDirIV(this.at, fd, cipherDir);
       } catch (err) {
         const why = hasCode(err, 'ENOENT') ? 'gocryptfs.diriv is missing' : `gocryptfs.diriv: ${reason(err)}`;
         if (this.opts.skipUnreadable && hasCode(err, 'EACCES')) this.ioProblem(err, rel, cipherDir, 'cannot read gocryptfs.diriv');
@@ -118,26 +130,25 @@ class Walker {
       }
     }
     this.progress();
-    const entries = await this.names(cipherDir, rel, dirents, iv);
+    const entries = await this.names(fd, cipherDir, rel, names, iv);
     entries.sort((a, b) => (a.plain < b.plain ? -1 : a.plain > b.plain ? 1 : 0));
     for (const e of entries) {
       if (this.stopped) return;
-      await this.entry(e.cipherPath, joinRel(rel, e.plain));
+      await this.entry(fd, e, joinRel(rel, e.plain));
     }
   }
 
   /** Decrypts the names of one directory, reporting those that do not decrypt. */
-  private async names(cipherDir: string, rel: string, dirents: Dirent[], iv: Buffer): Promise<Entry[]> {
+  private async names(fd: number, cipherDir: string, rel: string, names: string[], iv: Buffer): Promise<Entry[]> {
     const isRoot = rel === '';
     const out: Entry[] = [];
-    const present = new Set(dirents.map((d) => d.name));
+    const present = new Set(names);
     const codec = this.ciphers.names;
-    for (const d of dirents) {
-      const n = d.name;
+    for (const n of names) {
       if (isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')) continue;
       const cipherPath = join(cipherDir, n);
       if (!codec) {
-        out.push({ plain: n, cipherPath });
+        out.push({ plain: n, disk: n, cipherPath });
         continue;
       }
       if (this.format.dirIV && n === DIRIV_NAME) continue;
@@ -151,7 +162,7 @@ class Walker {
       if (kind === 'content') {
         let full: string | null;
         try {
-          full = await readLongName(cipherDir, n);
+          full = await readLongName(this.at, fd, n);
         } catch (err) {
           this.find('longname', joinRel(rel, n), cipherPath, `cannot read ${n}${LONGNAME_SUFFIX}: ${(err as Error).message}`, n);
           continue;
@@ -171,48 +182,67 @@ class Walker {
         this.find('name', joinRel(rel, n), cipherPath, 'name does not decrypt', n);
         continue;
       }
-      out.push({ plain: plain.toString('utf8'), cipherPath });
+      out.push({ plain: plain.toString('utf8'), disk: n, cipherPath });
     }
     return out;
   }
 
-  private async entry(cipherPath: string, rel: string): Promise<void> {
+  private async entry(dirfd: number, e: Entry, rel: string): Promise<void> {
     this.current = rel;
-    let st: Stats;
+    const { disk, cipherPath } = e;
+    let w: Uint32Array;
     try {
-      st = lstatSync(cipherPath);
+      w = await this.at.fstatat(dirfd, disk);
     } catch (err) {
       this.ioProblem(err, rel, cipherPath, 'cannot stat');
       return;
     }
-    if (st.isDirectory()) {
-      await this.dir(cipherPath, rel);
+    const type = w[0]! & C.S_IFMT;
+    if (type === C.S_IFDIR) {
+      await this.xattrs(dirfd, disk, cipherPath, rel);
+      let fd: number;
+      try {
+        fd = await this.at.openDir(dirfd, disk);
+      } catch (err) {
+        this.ioProblem(err, rel, cipherPath, 'cannot open directory');
+        return;
+      }
+      try {
+        await this.dir(fd, cipherPath, rel);
+      } finally {
+        await this.at.close(fd);
+      }
       return;
     }
-    if (st.isSymbolicLink()) {
+    if (type === C.S_IFLNK) {
       this.report.symlinks++;
-      this.symlink(cipherPath, rel);
+      await this.symlink(dirfd, disk, cipherPath, rel);
       return;
     }
-    if (!st.isFile()) return; // FIFOs, sockets, devices: nothing encrypted to check
+    if (type !== C.S_IFREG) return; // FIFOs, sockets, devices: nothing encrypted to check
     this.report.files++;
-    if (st.nlink > 1) {
-      const key = `${st.dev}:${st.ino}`;
+    if (w[6]! > 1) {
+      const key = `${w[5]}:${w[7]}:${w[8]}`;
       if (this.seenInodes.has(key)) return; // another name of a file already checked
       this.seenInodes.add(key);
     }
-    await this.xattrs(cipherPath, rel);
+    await this.xattrs(dirfd, disk, cipherPath, rel);
     const before = this.report.bytes;
     try {
-      const r = await checkContent(cipherPath, st.size, this.ciphers.content, {
-        shouldStop: () => this.stopped,
-        onBytes: (n) => {
-          this.report.bytes = before + n;
-          this.progress();
-        },
-      });
-      this.report.bytes = before + r.bytes;
-      for (const p of r.problems) this.find(p.kind, rel, cipherPath, p.detail);
+      const fd = await openReadOnlyAt(this.at, dirfd, disk);
+      try {
+        const r = await checkContent(fd, sizeWords(w, 0), this.ciphers.content, {
+          shouldStop: () => this.stopped,
+          onBytes: (n) => {
+            this.report.bytes = before + n;
+            this.progress();
+          },
+        });
+        this.report.bytes = before + r.bytes;
+        for (const p of r.problems) this.find(p.kind, rel, cipherPath, p.detail);
+      } finally {
+        await this.at.close(fd);
+      }
     } catch (err) {
       this.ioProblem(err, rel, cipherPath, 'cannot read file');
     }
@@ -220,10 +250,10 @@ class Walker {
     await this.breathe();
   }
 
-  private symlink(cipherPath: string, rel: string): void {
+  private async symlink(dirfd: number, disk: string, cipherPath: string, rel: string): Promise<void> {
     let stored: string;
     try {
-      stored = readlinkSync(cipherPath);
+      stored = (await this.at.readlinkat(dirfd, disk)).toString('latin1');
     } catch (err) {
       this.ioProblem(err, rel, cipherPath, 'cannot read symlink');
       return;
@@ -241,11 +271,11 @@ class Walker {
     }
   }
 
-  /** Every encrypted xattr name and value of a file or directory must decrypt. */
-  private async xattrs(cipherPath: string, rel: string): Promise<void> {
+  /** Every encrypted xattr name and value of a file or directory (entry `name` of `dirfd`) must decrypt. */
+  async xattrs(dirfd: number, name: string, cipherPath: string, rel: string): Promise<void> {
     let names: string[];
     try {
-      names = await xattr.listAttributes(cipherPath);
+      names = await this.at.listxattrat(dirfd, name);
     } catch (err) {
       if (hasCode(err, 'ENOTSUP', 'EOPNOTSUPP')) return;
       this.ioProblem(err, rel, cipherPath, 'cannot list xattrs');
@@ -253,23 +283,23 @@ class Walker {
     }
     const x = this.ciphers.xattrNames;
     for (const stored of names) {
-      const name = x.decryptXattrName(stored);
-      if (name === null) {
+      const plainName = x.decryptXattrName(stored);
+      if (plainName === null) {
         if (stored.startsWith(XATTR_PREFIX)) this.find('xattr-name', rel, cipherPath, `xattr name ${stored} does not decrypt`, stored);
         continue;
       }
-      if (name === stored) continue; // ACLs are stored in clear
+      if (plainName === stored) continue; // ACLs are stored in clear
       let value: Buffer;
       try {
-        value = await xattr.getAttribute(cipherPath, stored);
+        value = await this.at.getxattrat(dirfd, name, stored);
       } catch (err) {
-        this.ioProblem(err, rel, cipherPath, `cannot read xattr ${name}`);
+        this.ioProblem(err, rel, cipherPath, `cannot read xattr ${plainName}`);
         continue;
       }
       try {
         this.ciphers.content.openMessage(value);
       } catch (err) {
-        this.find('xattr-value', rel, cipherPath, `xattr ${name} does not decrypt: ${(err as Error).message}`, name);
+        this.find('xattr-value', rel, cipherPath, `xattr ${plainName} does not decrypt: ${(err as Error).message}`, plainName);
       }
     }
   }
@@ -281,8 +311,15 @@ class Walker {
  */
 export async function fsckCipherdir(cipherdir: string, opts: FsckOptions): Promise<FsckReport> {
   const ciphers = deriveCiphers(opts.masterKey, opts.format, opts.backend);
-  const w = new Walker(opts.format, ciphers, opts);
-  await w.dir(cipherdir, '');
+  const at = atCalls();
+  const w = new Walker(at, opts.format, ciphers, opts);
+  const fd = await openCipherRoot(at, cipherdir);
+  try {
+    await w.xattrs(fd, '.', cipherdir, '');
+    await w.dir(fd, cipherdir, '');
+  } finally {
+    await at.close(fd);
+  }
   w.report.aborted = opts.signal?.aborted === true;
   return w.report;
 }

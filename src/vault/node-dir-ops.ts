@@ -1,0 +1,230 @@
+/**
+ * Directories: listings (names decrypted, what must stay hidden left out),
+ * listings with every entry's attributes for a mount, mkdir with the new
+ * directory's IV, rmdir (Documentation/format.md §7.7).
+ */
+import { constants as C } from 'node:fs';
+import { posix } from 'node:path';
+import { CONF_NAME } from '../config/index.js';
+import { cipherSizeToPlainSize } from '../content/index.js';
+import { badDisplayName, createDirIV, deleteLongName, DIRIV_NAME, hashLongName, longNameKind, matchesAny, NameMemo, readLongName } from '../names/index.js';
+import { fsError } from '../util/errors.js';
+import { modeWord, putWords, setSizeWords, sizeWords, STAT_WORDS } from '../util/stat-words.js';
+import { AT_REMOVEDIR } from '../util/sys-at.js';
+import { randomBytes } from 'node:crypto';
+import type { DirSlot, Located } from './backing/index.js';
+import { assertWritable, atEntry, credentialOf, plainError, withLongName, type Owner, type VaultCore } from './vault-core.js';
+
+/** A listing with every entry's attributes (Vault.readdirPacked). */
+export interface PackedListing {
+  names: string[];
+  /**
+   * STAT_WORDS words per entry (src/util/stat-words.ts): lstat of the cipher
+   * entry, with the plaintext size for files; all zero where lstat failed.
+   */
+  words: Uint32Array;
+  /** Per entry: LISTED_ATTRS and LISTED_NO_XATTRS bits. */
+  flags: Uint8Array;
+}
+
+/** The entry's words are its attributes as stat() gives them (not so for symlinks: their size is the target's plaintext length). */
+export const LISTED_ATTRS = 1;
+/** The entry has no extended attributes at all. */
+export const LISTED_NO_XATTRS = 2;
+
+interface Listed {
+  name: string;
+  diskName: string;
+}
+
+/** Runs `fn` with the visible entries of a directory (plaintext name and name on disk), the directory held meanwhile. */
+async function withListing<T>(core: VaultCore, path: string, fn: (dir: DirSlot, entries: Listed[]) => Promise<T>): Promise<T> {
+  core.assertOpen();
+  const dir = await core.tree.dir(path, 'scandir');
+  try {
+    let names: string[];
+    try {
+      names = await core.at.readdirat(dir.fd, '.');
+    } catch (err) {
+      throw plainError(err, 'scandir', path);
+    }
+    return await fn(dir, await visible(core, dir, names));
+  } finally {
+    dir.release();
+  }
+}
+
+async function visible(core: VaultCore, dir: DirSlot, names: string[]): Promise<Listed[]> {
+  const isRoot = dir.fd === core.tree.rootFd;
+  const codec = core.ciphers.names;
+  const hiddenAtRoot = (n: string): boolean => isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp');
+  if (!codec) return names.filter((n) => !hiddenAtRoot(n)).map((n) => ({ name: n, diskName: n }));
+  const out: Listed[] = [];
+  const ivKey = NameMemo.ivKey(dir.iv);
+  const where = (n: string): string => posix.join(dir.cipherDir, n);
+  /** A name that does not decrypt: shown with -badname when it matches a pattern, else hidden; logged either way. */
+  const undecryptable = (cname: string, n: string): void => {
+    if (matchesAny(core.tree.badname, n)) {
+      core.log.warn(`${where(n)}: name does not decrypt, shown as a bad name (-badname)`);
+      out.push({ name: badDisplayName(codec, cname, dir.iv), diskName: n });
+    } else core.log.warn(`${where(n)}: name does not decrypt, hidden`);
+  };
+  for (const n of names) {
+    if (hiddenAtRoot(n)) continue;
+    if (core.format.dirIV && n === DIRIV_NAME) continue;
+    let cname = n;
+    const kind = longNameKind(n);
+    if (kind === 'name-file') continue;
+    if (kind !== 'content') {
+      // Short names are remembered; a long name's .name file is read each time.
+      const known = core.nameMemo.get(ivKey, n);
+      if (known !== undefined) {
+        if (known !== null) out.push({ name: known, diskName: n });
+        else undecryptable(n, n);
+        continue;
+      }
+    }
+    if (kind === 'content') {
+      const full = await readLongName(core.at, dir.fd, n);
+      if (full === null || hashLongName(full, core.format.raw64) !== n) {
+        core.log.warn(`${where(n)}: long name without a valid .name file, hidden`);
+        continue;
+      }
+      cname = full;
+    }
+    const plain = codec.decryptName(cname, dir.iv);
+    const name = plain === null ? null : plain.toString('utf8');
+    if (kind !== 'content') core.nameMemo.set(ivKey, n, name);
+    if (name === null) {
+      undecryptable(cname, n);
+      continue;
+    }
+    out.push({ name, diskName: n });
+  }
+  return out;
+}
+
+export async function readdir(core: VaultCore, path: string): Promise<string[]> {
+  return withListing(core, path, async (_dir, entries) => entries.map((e) => e.name));
+}
+
+/**
+ * readdir with each entry's attributes, packed for a mount to hand to the
+ * kernel with the listing (d_type, d_ino) and to its attribute cache: one
+ * native call for the whole listing where the addon is built, else lstat
+ * and listxattr per entry.
+ */
+export async function readdirPacked(core: VaultCore, path: string): Promise<PackedListing> {
+  return withListing(core, path, async (dir, entries) => {
+    const n = entries.length;
+    const disk = entries.map((e) => e.diskName);
+    const native = core.at.statListingAt(dir.fd, disk);
+    const words = native?.words ?? new Uint32Array(n * STAT_WORDS);
+    const flags = new Uint8Array(n);
+    const layout = core.ciphers.content.layout;
+    for (let i = 0; i < n; i++) {
+      if (!native) {
+        const w = await core.at.fstatat(dir.fd, disk[i]!).catch(() => null);
+        if (w === null) continue;
+        putWords(words, i, w);
+      }
+      const type = modeWord(words, i) & C.S_IFMT;
+      if (type === 0 || type === C.S_IFLNK) continue;
+      if (type === C.S_IFREG) setSizeWords(words, i, cipherSizeToPlainSize(layout, sizeWords(words, i)));
+      const none = native ? native.xattrSizes[i] === 0 : await core.at.listxattrat(dir.fd, disk[i]!).then((names) => names.length === 0, () => false);
+      flags[i] = LISTED_ATTRS | (none ? LISTED_NO_XATTRS : 0);
+    }
+    return { names: entries.map((e) => e.name), words, flags };
+  });
+}
+
+/**
+ * Creates a directory and its IV file. The directory is made writable for
+ * that moment if its mode says otherwise (format.md §2.4), as gocryptfs
+ * does, keeping a setgid bit the kernel gave it from its parent.
+ */
+export async function mkdir(core: VaultCore, path: string, mode: number, owner?: Owner): Promise<void> {
+  assertWritable(core, 'mkdir', path);
+  await atEntry(core, path, 'mkdir', async (e) => {
+    const wanted = mode & 0o7777;
+    const needsWrite = core.format.dirIV && (wanted & 0o700) !== 0o700;
+    try {
+      await withLongName(core, e, () => core.at.mkdirat(e.dir.fd, e.diskName, needsWrite ? wanted | 0o700 : wanted, credentialOf(owner)));
+    } catch (err) {
+      throw plainError(err, 'mkdir', path);
+    }
+    if (!core.format.dirIV) return;
+    try {
+      const fd = await core.at.openDir(e.dir.fd, e.diskName);
+      try {
+        await createDirIV(core.at, fd);
+      } finally {
+        await core.at.close(fd);
+      }
+      if (needsWrite) {
+        const setgid = (await core.at.fstatat(e.dir.fd, e.diskName))[0]! & 0o2000;
+        await core.at.chmodat(e.dir.fd, e.diskName, wanted | setgid);
+      }
+    } catch (err) {
+      await removeNew(core, e);
+      throw plainError(err, 'mkdir', path);
+    }
+  });
+}
+
+/** Undoes a mkdir whose IV could not be written. */
+async function removeNew(core: VaultCore, e: Located): Promise<void> {
+  const fd = await core.at.openDir(e.dir.fd, e.diskName).catch(() => null);
+  if (fd !== null) {
+    await core.at.unlinkat(fd, DIRIV_NAME, 0).catch(() => undefined);
+    await core.at.close(fd);
+  }
+  await core.at.unlinkat(e.dir.fd, e.diskName, AT_REMOVEDIR).catch(() => undefined);
+  if (e.long) await deleteLongName(core.at, e.dir.fd, e.diskName);
+}
+
+/** Removes an empty directory (ENOTEMPTY otherwise), as gocryptfs does (format.md §7.7). */
+export async function rmdir(core: VaultCore, path: string): Promise<void> {
+  assertWritable(core, 'rmdir', path);
+  await atEntry(core, path, 'rmdir', async (e) => {
+    try {
+      await rmdirEntry(core, e);
+    } catch (err) {
+      throw plainError(err, 'rmdir', path);
+    }
+  });
+}
+
+/**
+ * Removes the directory entry `e` if it holds nothing but its IV: the IV
+ * is moved out beside it first (a directory is never empty on disk), put
+ * back if the removal fails, and deleted after.
+ */
+export async function rmdirEntry(core: VaultCore, e: Located): Promise<void> {
+  if (core.format.dirIV) {
+    const fd = await core.at.openDir(e.dir.fd, e.diskName);
+    try {
+      const names = await core.at.readdirat(fd, '.');
+      if (names.some((n) => n !== DIRIV_NAME)) throw fsError('ENOTEMPTY', 'rmdir');
+      if (names.includes(DIRIV_NAME)) {
+        const parked = `${DIRIV_NAME}.rmdir.${randomBytes(8).readBigUInt64BE()}`;
+        await core.at.renameat2(fd, DIRIV_NAME, e.dir.fd, parked, 0);
+        try {
+          await core.at.unlinkat(e.dir.fd, e.diskName, AT_REMOVEDIR);
+        } catch (err) {
+          await core.at.renameat2(e.dir.fd, parked, fd, DIRIV_NAME, 0).catch(() => undefined);
+          throw err;
+        }
+        await core.at.unlinkat(e.dir.fd, parked, 0);
+      } else {
+        await core.at.unlinkat(e.dir.fd, e.diskName, AT_REMOVEDIR);
+      }
+    } finally {
+      await core.at.close(fd);
+    }
+  } else {
+    await core.at.unlinkat(e.dir.fd, e.diskName, AT_REMOVEDIR);
+  }
+  core.tree.forgetTree(e.logPath);
+  if (e.long) await deleteLongName(core.at, e.dir.fd, e.diskName);
+}

@@ -1,0 +1,192 @@
+/**
+ * The Vault's backing I/O (src/vault/backing, src/util/sys-at.ts) on both
+ * implementations of the *at() calls (native and /proc paths): owners of
+ * new entries, setgid directories, device nodes, fallocate, paths deeper
+ * than the cipher side's PATH_MAX allows as full paths, and symlinks
+ * planted in the cipher directory, which are never followed.
+ */
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { promises as fsp, readdirSync, lstatSync, readFileSync, constants as C } from 'node:fs';
+import { join } from 'node:path';
+import { Vault } from '../../src/index.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { needs } from '../helpers/requirements.js';
+import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
+
+const ROOT = needs('root');
+const NATIVE = needs('native');
+const USER = { uid: 65534, gid: 65534 };
+/** The /proc fallback (TSCRYPTFS_AT_CALLS=proc, backing-proc.test.ts) makes no FIFOs or device nodes. */
+const PROC = process.env.TSCRYPTFS_AT_CALLS === 'proc';
+
+/** sha256 over every path, type, mode, owner and content below `dir` (without following symlinks). */
+function treeHash(dir: string): string {
+  const h = createHash('sha256');
+  const walk = (d: string): void => {
+    for (const n of readdirSync(d).sort()) {
+      const p = join(d, n);
+      const st = lstatSync(p);
+      h.update(`${p} ${st.mode} ${st.uid} ${st.gid} ${st.size}\n`);
+      if (st.isFile()) h.update(readFileSync(p));
+      else if (st.isDirectory()) walk(p);
+    }
+  };
+  walk(dir);
+  return h.digest('hex');
+}
+
+describe('the backing layer', () => {
+  let tmp = '';
+  let v: Vault;
+  before(async () => {
+    tmp = makeTempDir('tscryptfs-backing-');
+    await fsp.mkdir(join(tmp, 'cipher'));
+    v = await Vault.init(join(tmp, 'cipher'), { password: 'pw', scryptLogN: 10, logger: silentLogger });
+  });
+  after(async () => {
+    await v?.close();
+    removeTempDir(tmp);
+  });
+
+  test(`runs on the ${PROC ? 'proc' : 'native'} *at() calls`, NATIVE, () => {
+    assert.equal(v.backingCalls, PROC ? 'proc' : 'native');
+  });
+
+  test('an owner given to a creation owns the new file, directory, symlink and FIFO (as root)', { ...ROOT, ...NATIVE }, async () => {
+    // The creation runs with the owner's permissions: it needs a directory it may write to
+    // (the /proc fallback creates as root and hands the entry over, without that check).
+    if (!PROC) await assert.rejects(v.writeFile('/f', 'x', { owner: USER }), { code: 'EACCES' });
+    await v.chmod('/', 0o777);
+    await v.writeFile('/f', 'x', { owner: USER });
+    await v.mkdir('/d', 0o755, USER);
+    await v.symlink('f', '/l', USER);
+    if (!PROC) await v.mknod('/p', C.S_IFIFO | 0o644, 0, USER);
+    for (const p of PROC ? ['/f', '/d', '/l'] : ['/f', '/d', '/l', '/p']) {
+      const st = await v.stat(p);
+      assert.deepEqual([st.uid, st.gid], [USER.uid, USER.gid], p);
+    }
+    assert.equal((await v.stat('/f')).mode & 0o7777, 0o666 & ~process.umask(), 'the mode as asked, less the umask');
+  });
+
+  test('a setgid directory passes its group on: to files, and with the setgid bit to directories', { ...ROOT, ...NATIVE }, async () => {
+    await v.mkdir('/shared', 0o2777);
+    await v.chown('/shared', 0, 4321);
+    await v.chmod('/shared', 0o2777);
+    await v.writeFile('/shared/f', 'x', { owner: USER });
+    await v.mkdir('/shared/sub', 0o755, USER);
+    const f = await v.stat('/shared/f');
+    assert.deepEqual([f.uid, f.gid], [USER.uid, 4321]);
+    const sub = await v.stat('/shared/sub');
+    assert.deepEqual([sub.uid, sub.gid], [USER.uid, 4321]);
+    assert.ok(sub.mode & 0o2000, 'a new directory keeps the setgid bit');
+  });
+
+  test('block and character devices are made as nodes (mknodat), with their device numbers', { ...ROOT, ...NATIVE }, async () => {
+    const dev = (1 << 8) | 2;
+    if (PROC) {
+      await assert.rejects(v.mknod('/b', C.S_IFBLK | 0o600, dev), { code: 'EOPNOTSUPP' });
+      return;
+    }
+    await v.mknod('/b', C.S_IFBLK | 0o600, dev);
+    await v.mknod('/c', C.S_IFCHR | 0o600, (1 << 8) | 3);
+    const b = await v.stat('/b');
+    assert.ok(b.isBlockDevice());
+    assert.equal(b.rdev, dev);
+    assert.ok((await v.stat('/c')).isCharacterDevice());
+    await assert.rejects(v.mknod('/b', C.S_IFBLK | 0o600, dev), { code: 'EEXIST' });
+  });
+
+  test('fallocate: mode 0 grows with zeros, KEEP_SIZE only reserves, other modes are EOPNOTSUPP', NATIVE, async () => {
+    const h = await v.open('/fa', 'w+');
+    try {
+      await h.write(Buffer.from('head'), 0);
+      await h.fallocate(0, 0, 100_000);
+      assert.equal(await h.size(), 100_000);
+      const back = await h.read(100_000, 0);
+      assert.equal(back.subarray(0, 4).toString(), 'head');
+      assert.ok(back.subarray(4).every((b) => b === 0));
+      await h.fallocate(0, 0, 10);
+      assert.equal(await h.size(), 100_000, 'never shrinks');
+      const before = (await fsp.stat(await v.cipherPath('/fa'))).blocks;
+      await h.fallocate(1, 100_000, 1 << 20);
+      assert.equal(await h.size(), 100_000, 'KEEP_SIZE keeps the size');
+      assert.ok((await fsp.stat(await v.cipherPath('/fa'))).blocks > before, 'the space is reserved on the cipher file');
+      await assert.rejects(h.fallocate(3, 0, 4096), { code: 'EOPNOTSUPP' }); // PUNCH_HOLE | KEEP_SIZE
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a path of 31 components of 127 bytes (plaintext near PATH_MAX, cipher side far past it) works end to end', async () => {
+    const comp = (i: number): string => `${String(i).padStart(3, '0')}${'d'.repeat(124)}`;
+    let dir = '';
+    for (let i = 0; i < 30; i++) {
+      dir += `/${comp(i)}`;
+      await v.mkdir(dir);
+    }
+    const file = `${dir}/${'f'.repeat(127)}`;
+    assert.ok(file.length > 3900 && file.length < 4096, `plaintext path of ${file.length} bytes`);
+    assert.ok((await v.cipherPath(file)).length > 4096, 'the cipher path is longer than PATH_MAX');
+    await v.writeFile(file, 'deep');
+    assert.equal((await v.readFile(file)).toString(), 'deep');
+    await v.chmod(file, 0o600);
+    assert.equal((await v.stat(file)).mode & 0o777, 0o600);
+    await v.rename(file, `${dir}/moved`);
+    assert.deepEqual(await v.readdir(dir), ['moved']);
+    await v.unlink(`${dir}/moved`);
+    for (let i = 29; i >= 0; i--) {
+      await v.rmdir(dir);
+      dir = dir.slice(0, dir.lastIndexOf('/'));
+    }
+    assert.equal((await v.readdir('/')).some((n) => n.startsWith('000')), false);
+  });
+
+  test('a directory swapped for a symlink to outside: ENOTDIR, nothing outside changes', async () => {
+    const outside = join(tmp, 'victim');
+    await fsp.mkdir(outside);
+    await fsp.writeFile(join(outside, 'keep'), 'precious');
+    const hash = treeHash(outside);
+    await v.mkdir('/race');
+    await v.writeFile('/race/t', 'x');
+    const backing = await v.cipherPath('/race');
+    await fsp.rename(backing, `${backing}.away`);
+    await fsp.symlink(outside, backing);
+    // Every operation that would reach below /race: created, written, chmodded, owned, renamed, timed, removed.
+    await new Promise((r) => setTimeout(r, 1100)); // the Vault's cached directory expires
+    const attempts = [
+      () => v.writeFile('/race/new', 'leak'),
+      () => v.mkdir('/race/d'),
+      () => v.symlink('x', '/race/l'),
+      () => v.chmod('/race/t', 0o777),
+      () => v.chown('/race/t', 1, 1),
+      () => v.truncate('/race/t', 0),
+      () => v.utimes('/race/t', 0, 0),
+      () => v.rename('/race/t', '/race/u'),
+      () => v.unlink('/race/t'),
+      () => v.readdir('/race'),
+      () => v.setxattr('/race/t', 'user.x', Buffer.from('y')),
+    ];
+    for (const a of attempts) await assert.rejects(a(), (e: { code?: string }) => ['ENOTDIR', 'ENOENT', 'EIO'].includes(e.code ?? ''), String(a));
+    assert.equal(treeHash(outside), hash, 'the directory outside the cipher directory is untouched');
+    await fsp.unlink(backing);
+    await fsp.rename(`${backing}.away`, backing);
+  });
+
+  test('a file swapped for a symlink to outside: never opened through it', async () => {
+    const outside = join(tmp, 'victim-file');
+    await fsp.writeFile(outside, 'precious');
+    await v.writeFile('/swapped', 'mine');
+    const backing = await v.cipherPath('/swapped');
+    await fsp.rm(backing);
+    await fsp.symlink(outside, backing);
+    await assert.rejects(v.open('/swapped', 'r+'), (e: { code?: string }) => ['ELOOP', 'EINVAL', 'EIO'].includes(e.code ?? ''));
+    await assert.rejects(v.truncate('/swapped', 0));
+    await assert.rejects(v.chmod('/swapped', 0o777));
+    if (process.getuid?.() === 0) await v.chown('/swapped', 1, 1); // the link itself (lchown), never its target
+    assert.equal(readFileSync(outside, 'utf8'), 'precious');
+    assert.equal(lstatSync(outside).mode & 0o777, 0o644 & ~process.umask() & 0o777);
+    assert.equal(lstatSync(outside).uid, process.getuid?.());
+  });
+});
