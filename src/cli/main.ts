@@ -17,6 +17,7 @@ import { CONF_NAME } from '../config/index.js';
 import { REVERSE_CONF_NAME } from '../reverse/index.js';
 import type { BackendName } from '../crypto/index.js';
 import { bool, FLAGS, list, parseArgs, parseGoBool, prettyArgs, str, type ParsedArgs } from './args.js';
+import { compileGlob } from '../names/index.js';
 import type { Action, CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { helpLong, helpShort } from './help.js';
@@ -62,6 +63,13 @@ function checkCombinations(args: ParsedArgs): void {
   const lnm = args.values.get('longnamemax');
   if (typeof lnm === 'number' && lnm > 0 && lnm < 62) {
     throw new CliError(EXIT.Usage, `-longnamemax: value ${lnm} is outside allowed range 62 ... 255`);
+  }
+  for (const pattern of list(args, 'badname')) {
+    try {
+      compileGlob(pattern);
+    } catch (err) {
+      throw new CliError(EXIT.Usage, (err as Error).message.replace(/^EINVAL: /, ''));
+    }
   }
   const owner = str(args, 'force_owner');
   if (owner !== '') {
@@ -153,6 +161,7 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
     throw new CliError(EXIT.CipherDir, `Invalid cipherdir: ${describeError(err)}`);
   }
   out.quiet = bool(args, 'quiet');
+  out.wpanic = bool(args, 'wpanic');
 
   const configFlag = str(args, 'config');
   const configCustom = configFlag !== '';

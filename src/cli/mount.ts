@@ -13,7 +13,7 @@ import { resolve, sep } from 'node:path';
 import type { ConfFile, FormatOptions } from '../config/index.js';
 import { confFormat } from '../config/index.js';
 import { formatFromInitOptions } from '../vault/index.js';
-import { bool, num, str } from './args.js';
+import { bool, list, num, str } from './args.js';
 import type { MountOptions } from '../fuse/index.js';
 import type { Logger } from '../util/logger.js';
 import { runInBackground } from './daemon.js';
@@ -97,6 +97,8 @@ export function formatFromFlags(ctx: CliContext): FormatOptions {
       longNameMax: num(a, 'longnamemax') || 255,
       raw64: bool(a, 'raw64'),
       hkdf: bool(a, 'hkdf'),
+      // Only here, with the config bypassed, as in gocryptfs (for v0.8 and older filesystems).
+      longNames: bool(a, 'longnames'),
     });
   } catch (err) {
     throw new CliError(EXIT.Usage, (err as Error).message);
@@ -166,9 +168,13 @@ function mountOptions(ctx: CliContext): MountOptions {
   const extra = ko === '' ? [] : ko.split(',').filter((o) => o !== '');
   if (bool(a, 'sharedstorage')) extra.push('attr_timeout=0', 'entry_timeout=0', 'negative_timeout=0');
   const fsname = str(a, 'fsname');
+  const forceOwner = parseForceOwner(str(a, 'force_owner'));
   return {
     readOnly: bool(a, 'ro'),
-    allowOther: bool(a, 'allow_other'),
+    // -force_owner implies -allow_other (gocryptfs).
+    allowOther: bool(a, 'allow_other') || forceOwner !== undefined,
+    ...(forceOwner && { forceOwner }),
+    serializeReads: bool(a, 'serialize_reads'),
     nonempty: bool(a, 'nonempty'),
     kernelCache: bool(a, 'kernel_cache'),
     ...(fsname !== '' && { fsname }),
@@ -182,6 +188,13 @@ function mountOptions(ctx: CliContext): MountOptions {
   };
 }
 
+/** -force_owner UID:GID (checked by main.ts already); undefined when not given. */
+function parseForceOwner(v: string): { uid: number; gid: number } | undefined {
+  if (v === '') return undefined;
+  const [uid, gid] = v.split(':').map(Number);
+  return { uid: uid!, gid: gid! };
+}
+
 function servePlan(ctx: CliContext, plan: MountPlan): ServePlan {
   return {
     cipherdir: plan.cipherdir,
@@ -193,5 +206,7 @@ function servePlan(ctx: CliContext, plan: MountPlan): ServePlan {
     noPrealloc: bool(ctx.args, 'noprealloc'),
     mount: mountOptions(ctx),
     idleMs: num(ctx.args, 'idle'),
+    wpanic: bool(ctx.args, 'wpanic'),
+    badname: list(ctx.args, 'badname'),
   };
 }

@@ -35,6 +35,8 @@ export class Output {
   quiet = false;
   /** -d: debug messages. */
   debugEnabled = false;
+  /** -wpanic: a warning ends the program (exit 2), as gocryptfs's panic does. */
+  wpanic = false;
   readonly colors: Colors;
   private readonly streams: Streams;
 
@@ -62,6 +64,7 @@ export class Output {
   warn(msg: string): void {
     const c = this.colors;
     this.streams.stderr.write(line(`${c.yellow}${PROGRAM_NAME}: ${msg}${c.reset}`));
+    if (this.wpanic) panicOnWarning(msg, (m) => this.streams.stderr.write(line(m)));
   }
 
   /** The one error line before a non-zero exit (red on a terminal). */
@@ -105,4 +108,14 @@ export function describeError(err: unknown): string {
     return `${where}: ${desc}`;
   }
   return e.message;
+}
+
+/**
+ * -wpanic: "When encountering a warning, panic and exit immediately"
+ * (gocryptfs, for regression tests). Go's panic exits with status 2; a
+ * mount that panics is left dead, as gocryptfs's is.
+ */
+export function panicOnWarning(msg: string, write: (line: string) => void): never {
+  write(`panic: -wpanic turns this warning into a panic: ${msg}`);
+  process.exit(2);
 }

@@ -14,6 +14,7 @@ import { Vault } from '../vault/index.js';
 import type { FormatOptions } from '../config/index.js';
 import type { BackendName } from '../crypto/index.js';
 import { CliError, EXIT } from './exit-codes.js';
+import { panicOnWarning } from './output.js';
 
 /** Everything a mount process needs; plain data so it can cross to the daemon (structured clone: the key stays bytes). */
 export interface ServePlan {
@@ -33,10 +34,14 @@ export interface ServePlan {
   reverse?: ReverseSettings;
   /** Absolute path of the control socket (-ctlsock), if any. */
   ctlsock?: string;
+  /** -wpanic: the first warning ends the daemon. */
+  wpanic?: boolean;
+  /** -badname patterns. */
+  badname?: string[];
 }
 
 /** The object behind a mount: a Vault, or a reverse view (which has nothing to close). */
-async function openBacking(plan: ServePlan, key: Uint8Array, log: Logger, mknod: (path: string, mode: number, dev: number) => number): Promise<{ mount: () => Promise<Mounted>; close: () => Promise<void>; paths: PathTranslator }> {
+async function openBacking(plan: ServePlan, key: Uint8Array, log: Logger): Promise<{ mount: () => Promise<Mounted>; close: () => Promise<void>; paths: PathTranslator }> {
   const r = plan.reverse;
   if (r) {
     const excluded = r.exclude.length + r.excludeWildcard.length + r.excludeFromContents.length > 0;
@@ -51,21 +56,21 @@ async function openBacking(plan: ServePlan, key: Uint8Array, log: Logger, mknod:
     });
     return { mount: () => mountReverse(view, plan.mountpoint, plan.mount, log), close: async () => undefined, paths: view };
   }
-  const vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, noPrealloc: plan.noPrealloc, logger: log, mknod });
+  const vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, noPrealloc: plan.noPrealloc, logger: log, badname: plan.badname ?? [] });
   return { mount: () => mountVault(vault, plan.mountpoint, plan.mount, log), close: () => vault.close(), paths: vault };
 }
 
 /** Mounts; resolves with the mount once the kernel has answered INIT. */
-export async function startServing(plan: ServePlan, log: Logger): Promise<{ mounted: Mounted; done: Promise<void> }> {
-  let Fuse: ReturnType<typeof loadFuse>;
+export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{ mounted: Mounted; done: Promise<void> }> {
+  const log: Logger = plan.wpanic ? { ...serveLog, warn: (m) => (serveLog.warn(m), panicOnWarning(m, (l) => serveLog.warn(l))) } : serveLog;
   try {
-    Fuse = loadFuse();
+    loadFuse();
   } catch (err) {
     throw new CliError(EXIT.FuseNewServer, `fuse: ${(err as Error).message}`);
   }
   let backing: Awaited<ReturnType<typeof openBacking>>;
   try {
-    backing = await openBacking(plan, plan.masterKey, log, Fuse.mknod);
+    backing = await openBacking(plan, plan.masterKey, log);
   } finally {
     plan.masterKey.fill(0);
   }

@@ -34,6 +34,10 @@ export interface MountOptions {
    * -sharedstorage: see Documentation/fuse-native.md).
    */
   attrCache?: boolean;
+  /** -force_owner: every entry shows this owner (and the mount allows other users). */
+  forceOwner?: { uid: number; gid: number };
+  /** -serialize_reads: the kernel sends reads one at a time, in order (libfuse's sync_read). */
+  serializeReads?: boolean;
   /** The type shown as fuse.<subtype> (default tscryptfs). */
   subtype?: string;
   /**
@@ -87,14 +91,14 @@ export function fuseOptionList(o: MountOptions): string[] {
   if (o.nonempty) list.push('nonempty');
   list.push(o.dev ? 'dev' : 'nodev', o.suid ? 'suid' : 'nosuid');
   if (o.exec === false) list.push('noexec');
+  if (o.serializeReads) list.push('sync_read');
   list.push(...(o.extraOptions ?? []));
   return list;
 }
 
 export async function mountVault(vault: Vault, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
-  const Fuse = loadFuse();
   const reads = (o.nativeReads ?? true) ? createNativeReads(vault) : null;
-  const operations = makeOperations(vault, { dev: o.dev ?? false, suid: o.suid ?? false, utimensat: Fuse.utimensat, reads }, log);
+  const operations = makeOperations(vault, { suid: o.suid ?? false, reads, ...(o.forceOwner && { forceOwner: o.forceOwner }) }, log);
   return mountOperations(operations, mountpoint, o, vault.cipherdir, reads?.hook);
 }
 
@@ -136,6 +140,10 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
   await new Promise<void>((resolve, reject) => {
     fuse.mount((err) => (err ? reject(Object.assign(new Error(`fuse mount failed: ${err.message}`), { code: 'EFUSEMOUNT' })) : resolve()));
   });
+  // Every create, mkdir, mknod and symlink carries the mode the caller's
+  // umask already shaped (the kernel applies it): ours must not apply
+  // another, as gocryptfs sets umask 0 once mounted.
+  process.umask(0);
   // The reader stays referenced (by `operations`) until the mount is gone, so the hook never dangles.
   if (readHook) fuse.setReadHook(readHook);
   // A libfuse thread waiting for the answer to a large WRITE seals some of

@@ -12,7 +12,8 @@
  */
 import { constants as C, type BigIntStats } from 'node:fs';
 import { constants as OS } from 'node:os';
-import type { Vault, VaultFile } from '../vault/index.js';
+import type { PackedListing, Vault, VaultFile } from '../vault/index.js';
+import { STAT_WORDS } from '../util/stat-words.js';
 import type { Logger } from '../util/logger.js';
 import { toErrno } from './errno.js';
 import { CallCounter, makeAnswer, statfsReply } from './answer.js';
@@ -23,14 +24,12 @@ import type { NativeReads } from './native-reads.js';
 import { batchBinding } from '../crypto/native-batch.js';
 
 export interface OperationOptions {
-  /** utimensat(2) with exact nanoseconds on a cipher path; 0 or -errno. */
-  utimensat: (path: string, atime: FuseTime, mtime: FuseTime) => number;
-  /** Allow creating device files (-dev). */
-  dev: boolean;
   /** Answer security.capability lookups (-suid); otherwise EOPNOTSUPP, as gocryptfs does. */
   suid: boolean;
   /** The native read path, when the mount has one: open handles are registered with it. */
   reads?: NativeReads | null;
+  /** -force_owner: every entry is shown as owned by this uid and gid. */
+  forceOwner?: { uid: number; gid: number };
 }
 
 const XATTR_CREATE = 1;
@@ -66,6 +65,21 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   const calls = new CallCounter();
   const answer = makeAnswer(calls, log);
   let attrCache: AttrCacheHook | null = null;
+  const forced = opts.forceOwner;
+  /** An entry's attributes as the kernel gets them: with -force_owner, that owner. */
+  const shown = forced
+    ? <S extends BigIntStats | undefined>(st: S): S => {
+        if (st) Object.assign(st, { uid: BigInt(forced.uid), gid: BigInt(forced.gid) });
+        return st;
+      }
+    : <S>(st: S): S => st;
+  /** The same for a listing's packed attributes. */
+  const shownWords = (l: PackedListing): PackedListing => {
+    if (forced) {
+      for (let i = 0; i < l.names.length; i++) [l.words[i * STAT_WORDS + 1], l.words[i * STAT_WORDS + 2]] = [forced.uid, forced.gid];
+    }
+    return l;
+  };
   /**
    * Like `answer`, for the operations libfuse2 follows with a getattr of the
    * same path (chmod, chown, utimens, truncate, mkdir, mknod, symlink, link):
@@ -77,7 +91,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     answer(op, path, cb, async () => {
       await work();
       return stat().catch(() => undefined);
-    }, (st) => [st]);
+    }, (st) => [shown(st)]);
   };
   const fail = (cb: FuseCallback, code: 'EPERM' | 'EOPNOTSUPP'): void => cb(-OS.errno[code]);
   const handle = (fh: number) => handles.need(fh);
@@ -109,11 +123,11 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     getattr(path: string, cb: FuseCallback): void {
-      answer('getattr', path, cb, () => (hidden.has(path) ? hidden.stat(path) : vault.stat(path, { bigint: true })), (st: BigIntStats) => [st]);
+      answer('getattr', path, cb, () => (hidden.has(path) ? hidden.stat(path) : vault.stat(path, { bigint: true })), (st: BigIntStats) => [shown(st)]);
     },
 
     fgetattr(path: string, fh: number, cb: FuseCallback): void {
-      answer('fgetattr', path, cb, async () => (hidden.has(path) ? hidden.stat(path) : handles.get(fh) ? handle(fh).stat({ bigint: true }) : vault.stat(path, { bigint: true })), (st: BigIntStats) => [st]);
+      answer('fgetattr', path, cb, async () => (hidden.has(path) ? hidden.stat(path) : handles.get(fh) ? handle(fh).stat({ bigint: true }) : vault.stat(path, { bigint: true })), (st: BigIntStats) => [shown(st)]);
     },
 
     access(path: string, mode: number, cb: FuseCallback): void {
@@ -129,7 +143,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       // to learn what it is, and the binding keeps them (unless something
       // changed since `gen`) for the LOOKUP and GETATTR of each that usually
       // follow, and for ls -l's ACL queries of entries with no xattrs.
-      answer('readdir', path, cb, () => vault.readdirPacked(path), (l) => [l.names, l.words, l.flags, gen]);
+      answer('readdir', path, cb, () => vault.readdirPacked(path).then(shownWords), (l) => [l.names, l.words, l.flags, gen]);
     },
 
     readlink(path: string, cb: FuseCallback): void {
@@ -146,7 +160,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
         const fh = addHandle(f);
         // The attributes for the fgetattr libfuse makes next (see answerWithStat).
         return { fh, st: await f.stat({ bigint: true }).catch(() => undefined) };
-      }, ({ fh, st }) => [fh, st]);
+      }, ({ fh, st }) => [fh, shown(st)]);
     },
 
     read(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
@@ -217,9 +231,8 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       answer('rmdir', path, cb, () => vault.rmdir(path));
     },
 
+    /** Device nodes are made as any node, as gocryptfs 2.3 does: without -dev the mount's nodev keeps them unusable. */
     mknod(path: string, mode: number, dev: number, cb: FuseCallback): void {
-      const type = mode & C.S_IFMT;
-      if ((type === C.S_IFCHR || type === C.S_IFBLK) && !opts.dev) return fail(cb, 'EPERM');
       answerWithStat('mknod', path, cb, () => vault.mknod(path, mode, dev));
     },
 
@@ -233,11 +246,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
 
     /** Times as [seconds, nanoseconds]; null leaves that time as it is. Exact, unlike fs.utimes. */
     utimens(path: string, atime: FuseTime, mtime: FuseTime, cb: FuseCallback): void {
-      answerWithStat('utimens', path, cb, async () => {
-        if (vault.readOnly) throw Object.assign(new Error('read-only'), { code: 'EROFS' });
-        const rc = opts.utimensat(await vault.cipherPath(path), atime, mtime);
-        if (rc !== 0) throw Object.assign(new Error('utimensat failed'), { errno: rc });
-      });
+      answerWithStat('utimens', path, cb, () => vault.utimens(path, atime, mtime));
     },
 
     setxattr(path: string, name: string, value: Buffer, _position: number, flags: number, cb: FuseCallback): void {
