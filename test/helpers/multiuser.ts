@@ -144,10 +144,10 @@ export function openForOthers(dir: string): void {
 }
 
 /** Fails with one line per key whose value differs (or is missing on one side), instead of a clipped dump of both records. */
-export function assertSameRecord(actual: Record<string, string>, expected: Record<string, string>, what: string): void {
+export function assertSameRecord(actual: Record<string, string>, expected: Record<string, string>, what: string, expectedLabel = 'ext4'): void {
   const lines: string[] = [];
   for (const k of [...new Set([...Object.keys(expected), ...Object.keys(actual)])].sort()) {
-    if (actual[k] !== expected[k]) lines.push(`  ${k}: ${actual[k] ?? '(missing)'}  (ext4: ${expected[k] ?? '(missing)'})`);
+    if (actual[k] !== expected[k]) lines.push(`  ${k}: ${actual[k] ?? '(missing)'}  (${expectedLabel}: ${expected[k] ?? '(missing)'})`);
   }
   if (lines.length > 0) throw new Error(`${what}: ${lines.length} difference(s)\n${lines.join('\n')}`);
 }
