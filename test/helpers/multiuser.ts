@@ -78,16 +78,17 @@ def fallocate(fd, mode, off, length):
 export async function pyAs<T = Record<string, string>>(who: Identity, root: string, code: string, args: string[] = [], opts: { umask?: number } = {}): Promise<T> {
   const script = `${PRELUDE}\nos.umask(${opts.umask ?? 0o022})\n${code}\nprint(json.dumps(res))\n`;
   const py = [PYTHON3_BIN, '-c', script, root, ...args];
+  // cwd '/': the other users may not be allowed into the directory the tests run from.
   const r =
     who.uid === 0 && who.gid === 0 && !who.groups
-      ? await run(py[0]!, py.slice(1))
+      ? await run(py[0]!, py.slice(1), { cwd: '/' })
       : await run('setpriv', [
           `--reuid=${who.uid}`,
           `--regid=${who.gid}`,
           who.groups && who.groups.length > 0 ? `--groups=${who.groups.join(',')}` : '--clear-groups',
           '--',
           ...py,
-        ]);
+        ], { cwd: '/' });
   if (r.code !== 0) throw new Error(`python as ${who.name} (uid ${who.uid}) failed (${r.code}):\n${r.stderr}\n${code}`);
   return JSON.parse(r.stdout) as T;
 }
