@@ -2,7 +2,8 @@
  * Links, metadata and special files on a real mount of MOUNT_IMPL (see
  * test/helpers/mount.ts): symlink/readlink, hard links, chmod, chown,
  * utimens (mtime and atime separately, nanoseconds), statfs, mkfifo and
- * mknod (device files usable only with -dev), user.* xattrs.
+ * mknod (device files made without -dev too, usable only with -dev), user.*
+ * xattrs.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -231,7 +232,7 @@ test('statfs: stat -f and df work; sizes are those of the filesystem under CIPHE
   assert.ok(df.includes(fx.mnt), `df shows the mount point:\n${df}`);
 });
 
-test('mkfifo and mknod: fifos and sockets; device nodes only with -dev (EPERM without; gocryptfs creates them unusable, nodev)', T, async () => {
+test('mkfifo and mknod: fifos and sockets; device nodes made by root without -dev too, unusable (nodev), as gocryptfs 2.3 does', T, async () => {
   await fsp.mkdir(fx.p('special'));
   await ok('mkfifo', ['-m', '0640', fx.p('special', 'fifo')]);
   const st = await fsp.lstat(fx.p('special', 'fifo'));
@@ -251,26 +252,16 @@ out(os.read(fd, 100).decode())`,
     py<string>(`out(t(lambda: os.mknod(A[0], 0o600 | stat.${kind}, os.makedev(${dev[0]}, ${dev[1]}))))`, [fx.p('special', name)]);
   assert.equal(await mknod('sock', 'S_IFSOCK'), 'OK', 'mknod of a socket');
   assert.equal(await mknod('fifo', 'S_IFIFO'), 'EEXIST', 'mknod over an existing name');
-  if (fx.impl === 'gocryptfs') {
-    // gocryptfs 2.3, as root, creates device nodes without -dev too; the mount is nodev, so they cannot be opened.
-    assert.equal(await mknod('chr', 'S_IFCHR', [1, 3]), 'OK', 'mknod of a char device without -dev (as root)');
-    assert.equal(await mknod('blk', 'S_IFBLK', [7, 0]), 'OK', 'mknod of a block device without -dev (as root)');
-    assert.equal(await py<string>('out(t(lambda: os.open(A[0], os.O_RDWR)))', [fx.p('special', 'chr')]), 'EACCES', 'opening a device node on a nodev mount');
-  } else {
-    // Issue 3: device files only with -dev (the -dev case is tested below).
-    assert.equal(await mknod('chr', 'S_IFCHR', [1, 3]), 'EPERM', 'mknod of a char device without -dev');
-    assert.equal(await mknod('blk', 'S_IFBLK', [7, 0]), 'EPERM', 'mknod of a block device without -dev');
-    await run('mknod', ['-m', '600', fx.p('special', 'chr'), 'c', '1', '3']).then((r) => assert.notEqual(r.code, 0));
-  }
+  // Issue 14 (it replaces issue 3's EPERM): as gocryptfs 2.3, root creates device nodes without -dev too;
+  // the mount is nodev, so they cannot be opened. -dev only lifts nodev (tested below).
+  assert.equal(await mknod('chr', 'S_IFCHR', [1, 3]), 'OK', 'mknod of a char device without -dev (as root)');
+  assert.equal(await mknod('blk', 'S_IFBLK', [7, 0]), 'OK', 'mknod of a block device without -dev (as root)');
+  assert.equal(await py<string>('out(t(lambda: os.open(A[0], os.O_RDWR)))', [fx.p('special', 'chr')]), 'EACCES', 'opening a device node on a nodev mount');
   const types = Object.fromEntries((await fsp.readdir(fx.p('special'), { withFileTypes: true })).map((d) => [d.name, d.isFIFO() ? 'p' : d.isSocket() ? 's' : d.isCharacterDevice() ? 'c' : d.isBlockDevice() ? 'b' : '?']));
-  if (fx.impl === 'gocryptfs') {
-    assert.deepEqual(types, { fifo: 'p', sock: 's', chr: 'c', blk: 'b' });
-    const chr = await fsp.lstat(fx.p('special', 'chr'));
-    assert.equal(chr.rdev, (1 << 8) | 3, 'rdev of the char device');
-    assert.equal(chr.mode & 0o7777, 0o600);
-  } else {
-    assert.deepEqual(types, { fifo: 'p', sock: 's' });
-  }
+  assert.deepEqual(types, { fifo: 'p', sock: 's', chr: 'c', blk: 'b' });
+  const chr = await fsp.lstat(fx.p('special', 'chr'));
+  assert.equal(chr.rdev, (1 << 8) | 3, 'rdev of the char device');
+  assert.equal(chr.mode & 0o7777, 0o600);
   const opts = mountEntries(fx.mnt)[0]!.options.split(',');
   assert.ok(opts.includes('nodev') && opts.includes('nosuid'), `default mount options nodev,nosuid: ${opts.join(',')}`);
   for (const n of Object.keys(types)) await fsp.unlink(fx.p('special', n));
