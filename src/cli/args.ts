@@ -99,7 +99,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'nosuid', kind: 'bool', status: 'mount', help: 'Deny suid/sgid executables' },
   { name: 'exec', kind: 'bool', status: 'mount', help: 'Allow executables' },
   { name: 'noexec', kind: 'bool', status: 'mount', help: 'Deny executables' },
-  { name: 'acl', kind: 'bool', status: 'mount', help: 'Enforce ACLs' },
+  { name: 'acl', kind: 'bool', status: 'mount', help: 'Enforce ACLs: the kernel checks POSIX ACLs (stored unencrypted, as gocryptfs stores them) and new entries inherit default ACLs' },
   { name: 'fusedebug', kind: 'bool', status: 'mount', help: 'Print FUSE debug messages' },
   { name: 'notifypid', kind: 'int', metavar: 'PID', default: 0, status: 'mount', help: 'Send SIGUSR1 to PID after mounting (used for daemonizing)' },
   { name: 'force_owner', kind: 'string', metavar: 'UID:GID', status: 'mount', help: 'Show every file as owned by UID:GID (implies -allow_other)' },

@@ -175,6 +175,7 @@ function mountOptions(ctx: CliContext): MountOptions {
     allowOther: bool(a, 'allow_other') || forceOwner !== undefined,
     ...(forceOwner && { forceOwner }),
     serializeReads: bool(a, 'serialize_reads'),
+    acl: bool(a, 'acl'),
     nonempty: bool(a, 'nonempty'),
     kernelCache: bool(a, 'kernel_cache'),
     ...(fsname !== '' && { fsname }),

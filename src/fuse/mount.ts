@@ -38,6 +38,13 @@ export interface MountOptions {
   forceOwner?: { uid: number; gid: number };
   /** -serialize_reads: the kernel sends reads one at a time, in order (libfuse's sync_read). */
   serializeReads?: boolean;
+  /**
+   * -acl: the kernel enforces POSIX ACLs (the patched binding answers INIT
+   * with FUSE_POSIX_ACL, as go-fuse does for gocryptfs); the ACL xattrs are
+   * stored unencrypted, and the backing filesystem applies default ACLs to
+   * new entries.
+   */
+  acl?: boolean;
   /** The type shown as fuse.<subtype> (default tscryptfs). */
   subtype?: string;
   /**
@@ -128,6 +135,7 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     attrCacheAtomicHandlers: DIRECT_IO,
     spin: spinSettings(),
     allowOther: o.allowOther ?? false,
+    posixAcl: o.acl ?? false,
     kernelCache: o.kernelCache ?? false,
     fsname: o.fsname ?? source,
     debug: o.debug ?? false,

@@ -19,6 +19,7 @@ import { toErrno } from './errno.js';
 import { CallCounter, makeAnswer, statfsReply } from './answer.js';
 import type { FuseCallback, FuseTime } from './fuse-native.js';
 import { HandleTable, type Closable } from './handle-table.js';
+import { ownerOf, type FuseCaller } from './caller.js';
 import { HiddenFiles, isHiddenPath } from './hidden-files.js';
 import type { NativeReads } from './native-reads.js';
 import { batchBinding } from '../crypto/native-batch.js';
@@ -154,9 +155,10 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       answer('open', path, cb, async () => addHandle(await vault.open(path, flags & ~KERNEL_HANDLED)), (fh) => [fh]);
     },
 
-    create(path: string, mode: number, flags: number, cb: FuseCallback): void {
+    /** Creating operations get the request's caller (patched binding): a root mount creates as that user. */
+    create(path: string, mode: number, flags: number, caller: FuseCaller, cb: FuseCallback): void {
       answer('create', path, cb, async () => {
-        const f = await vault.open(path, (flags & ~(C.O_APPEND | C.O_TRUNC)) | C.O_CREAT, mode & 0o7777);
+        const f = await vault.open(path, (flags & ~(C.O_APPEND | C.O_TRUNC)) | C.O_CREAT, mode & 0o7777, ownerOf(caller));
         const fh = addHandle(f);
         // The attributes for the fgetattr libfuse makes next (see answerWithStat).
         return { fh, st: await f.stat({ bigint: true }).catch(() => undefined) };
@@ -219,12 +221,12 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       answerWithStat('link', newPath, cb, () => vault.link(existing, newPath));
     },
 
-    symlink(target: string, path: string, cb: FuseCallback): void {
-      answerWithStat('symlink', path, cb, () => vault.symlink(target, path));
+    symlink(target: string, path: string, caller: FuseCaller, cb: FuseCallback): void {
+      answerWithStat('symlink', path, cb, () => vault.symlink(target, path, ownerOf(caller)));
     },
 
-    mkdir(path: string, mode: number, cb: FuseCallback): void {
-      answerWithStat('mkdir', path, cb, () => vault.mkdir(path, mode & 0o7777));
+    mkdir(path: string, mode: number, caller: FuseCaller, cb: FuseCallback): void {
+      answerWithStat('mkdir', path, cb, () => vault.mkdir(path, mode & 0o7777, ownerOf(caller)));
     },
 
     rmdir(path: string, cb: FuseCallback): void {
@@ -232,8 +234,13 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     /** Device nodes are made as any node, as gocryptfs 2.3 does: without -dev the mount's nodev keeps them unusable. */
-    mknod(path: string, mode: number, dev: number, cb: FuseCallback): void {
-      answerWithStat('mknod', path, cb, () => vault.mknod(path, mode, dev));
+    mknod(path: string, mode: number, dev: number, caller: FuseCaller, cb: FuseCallback): void {
+      answerWithStat('mknod', path, cb, () => vault.mknod(path, mode, dev, ownerOf(caller)));
+    },
+
+    /** fallocate(2): modes 0 and KEEP_SIZE, as gocryptfs (other modes EOPNOTSUPP, from the VaultFile). */
+    fallocate(path: string, mode: number, offset: number, length: number, fh: number, cb: FuseCallback): void {
+      answer('fallocate', path, cb, () => handle(fh).fallocate(mode, offset, length));
     },
 
     chmod(path: string, mode: number, cb: FuseCallback): void {
