@@ -111,7 +111,7 @@ export async function mountVault(vault: Vault, mountpoint: string, o: MountOptio
 
 /** Mounts a reverse view (-reverse): always read-only, type fuse.tscryptfs-reverse. */
 export async function mountReverse(view: ReverseView, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
-  const operations = makeReverseOperations(view, log);
+  const operations = makeReverseOperations(view, log, o.forceOwner);
   return mountOperations(operations, mountpoint, { subtype: 'tscryptfs-reverse', ...o, readOnly: true }, view.plaindir);
 }
 

@@ -13,7 +13,9 @@ import type { FuseCallback } from './fuse-native.js';
 import { HandleTable } from './handle-table.js';
 import type { FuseOperations } from './operations.js';
 
-export function makeReverseOperations(view: ReverseView, log: Logger): FuseOperations {
+export function makeReverseOperations(view: ReverseView, log: Logger, forceOwner?: { uid: number; gid: number }): FuseOperations {
+  /** -force_owner: every entry shows that owner. */
+  const shown = (st: BigIntStats): BigIntStats => (forceOwner ? Object.assign(st, { uid: BigInt(forceOwner.uid), gid: BigInt(forceOwner.gid) }) : st);
   const handles = new HandleTable<ReverseFile>();
   const calls = new CallCounter();
   const answer = makeAnswer(calls, log);
@@ -27,10 +29,10 @@ export function makeReverseOperations(view: ReverseView, log: Logger): FuseOpera
       answer('statfs', path, cb, () => view.statfs(), (s) => [statfsReply(s)]);
     },
     getattr(path: string, cb: FuseCallback): void {
-      answer('getattr', path, cb, () => view.stat(path), (st: BigIntStats) => [st]);
+      answer('getattr', path, cb, () => view.stat(path), (st: BigIntStats) => [shown(st)]);
     },
     fgetattr(path: string, _fh: number, cb: FuseCallback): void {
-      answer('fgetattr', path, cb, () => view.stat(path), (st: BigIntStats) => [st]);
+      answer('fgetattr', path, cb, () => view.stat(path), (st: BigIntStats) => [shown(st)]);
     },
     access(path: string, mode: number, cb: FuseCallback): void {
       answer('access', path, cb, () => view.access(path, mode));
