@@ -4,14 +4,17 @@ benchmark.bash -extractloop N -mixed): many short-lived opens, sparse writes
 at random offsets, ioctls that fail (FICLONERANGE, FIDEDUPERANGE), splice,
 truncates and unlinks, on up to 48 files in DIR (its own).
 
-    mixed-load.py DIR SEED OPS
+    mixed-load.py DIR SEED OPS [PROCS]
+
+With PROCS, runs PROCS workers at once, worker i in DIR/p<i> with seed
+SEED+i, and fails if one does.
 
 Closing a file sends RELEASE without waiting for its answer, so several
 workers keep bursts of requests in flight: libfuse2 then starts worker
 threads and ends them again all the time, the path the untar/rm
 extractloop never takes.
 
-Prints one JSON line: operations run per kind, the errno names the ioctls
+Prints one JSON line per worker: operations run per kind, the errno names the ioctls
 failed with, spliced ranges checked, and the slowest operation (seconds;
 each is a few system calls, so every request it made was answered within
 that time). Exit 1 when a spliced range does not read back as its source.
@@ -24,6 +27,7 @@ import random
 import struct
 import sys
 import time
+import traceback
 
 FICLONERANGE = 0x4020940D  # _IOW(0x94, 13, struct file_clone_range)
 FIDEDUPERANGE = 0xC0189436  # _IOWR(0x94, 54, struct file_dedupe_range)
@@ -31,15 +35,12 @@ FILES = 48
 MAX_OFFSET = 4 << 20
 MAX_LEN = 64 << 10
 
-root, seed, ops = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-rng = random.Random(seed)
-os.makedirs(root, exist_ok=True)
-names = [os.path.join(root, 'f%02d' % i) for i in range(FILES)]
+rng = random.Random()
+root = ''
+names = []
 alive = []  # files this worker has made and not removed
-counts = {}
 ioctl_errors = {}
 spliced = 0
-slowest = (0.0, '')
 
 
 def some(k):
@@ -155,13 +156,50 @@ def unlink():
 
 
 KINDS = [(opens, 25), (clone_range, 15), (dedupe_range, 15), (sparse_write, 15), (splice, 10), (create, 10), (truncate, 5), (unlink, 5)]
-for _ in range(ops):
-    fn = create if len(alive) < 2 else rng.choices([k for k, _ in KINDS], [w for _, w in KINDS])[0]
-    t = time.monotonic()
-    fn()
-    dt = time.monotonic() - t
-    counts[fn.__name__] = counts.get(fn.__name__, 0) + 1
-    if dt > slowest[0]:
-        slowest = (dt, fn.__name__)
 
-print(json.dumps({'ops': ops, 'counts': counts, 'ioctlErrors': ioctl_errors, 'spliced': spliced, 'slowest': slowest[0], 'slowestKind': slowest[1]}))
+
+def work(dir, seed, ops):
+    global root, names
+    rng.seed(seed)
+    root = dir
+    os.makedirs(root, exist_ok=True)
+    names = [os.path.join(root, 'f%02d' % i) for i in range(FILES)]
+    counts = {}
+    slowest = (0.0, '')
+    for _ in range(ops):
+        fn = create if len(alive) < 2 else rng.choices([k for k, _ in KINDS], [w for _, w in KINDS])[0]
+        t = time.monotonic()
+        fn()
+        dt = time.monotonic() - t
+        counts[fn.__name__] = counts.get(fn.__name__, 0) + 1
+        if dt > slowest[0]:
+            slowest = (dt, fn.__name__)
+    print(json.dumps({'ops': ops, 'counts': counts, 'ioctlErrors': ioctl_errors, 'spliced': spliced, 'slowest': slowest[0], 'slowestKind': slowest[1]}), flush=True)
+
+
+def main():
+    dir, seed, ops = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    if len(sys.argv) < 5:
+        work(dir, seed, ops)
+        return 0
+    children = []
+    for i in range(int(sys.argv[4])):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                work(os.path.join(dir, 'p%d' % i), seed + i, ops)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        children.append(pid)
+    failed = 0
+    for pid in children:
+        _, status = os.waitpid(pid, 0)
+        failed += status != 0
+    return 1 if failed else 0
+
+
+sys.exit(main())
