@@ -95,7 +95,7 @@ ALL_CANDIDATES=(plain gocryptfs gocryptfs-xchacha tscryptfs tscryptfs-xchacha ts
 PHASE_TIMEOUT=900
 
 usage() {
-	sed -n '/^# Usage:/,/^#   -extractloop N/p' "$ROOT/$MYNAME" | sed 's/^# \{0,1\}//'
+	sed -n '/^# Usage:/,/more than 110% of cycle 2.s (issue 19)$/p' "$ROOT/$MYNAME" | sed 's/^# \{0,1\}//'
 }
 
 die() {
