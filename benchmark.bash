@@ -48,7 +48,7 @@
 # Usage:
 #   bash benchmark.bash [-rounds N] [-dd] [-only NAME,NAME,...] [-dir DIR]
 #                       [-dbench-time S] [-fio-time S]
-#   bash benchmark.bash -extractloop N [-only tscryptfs-CIPHER] [-dir DIR]
+#   bash benchmark.bash -extractloop N [-mixed] [-only tscryptfs-CIPHER] [-dir DIR]
 #
 #   -rounds N       rounds (default 3)
 #   -dd             WRITE and READ only
@@ -60,6 +60,12 @@
 #                   one tscryptfs mount, N cycles of UNTAR + RM, VmRSS of the
 #                   daemon after each; fails if the last cycle's VmRSS is more
 #                   than 110% of the first cycle's
+#   -mixed          with -extractloop: each cycle runs scripts/mixed-load.py
+#                   instead of UNTAR (4 processes x 2000 operations: opens
+#                   of many files at once, sparse writes at random offsets,
+#                   clone/dedupe ioctls that fail, splice, truncates,
+#                   unlinks), then RM; fails if the last cycle's VmRSS is
+#                   more than 110% of cycle 2's (issue 19)
 #
 # Needs root (drop_caches, clear_refs of the daemon), tar, md5sum, dd, dbench
 # and fio (apt-get install dbench fio), gocryptfs, fuse3; encfs optional.
@@ -89,7 +95,7 @@ ALL_CANDIDATES=(plain gocryptfs gocryptfs-xchacha tscryptfs tscryptfs-xchacha ts
 PHASE_TIMEOUT=900
 
 usage() {
-	sed -n '/^# Usage:/,/^#   -extractloop N/p' "$ROOT/$MYNAME" | sed 's/^# \{0,1\}//'
+	sed -n '/^# Usage:/,/more than 110% of cycle 2.s (issue 19)$/p' "$ROOT/$MYNAME" | sed 's/^# \{0,1\}//'
 }
 
 die() {
@@ -104,6 +110,9 @@ DD_ONLY=0
 ONLY=""
 OPT_DIR=""
 EXTRACTLOOP=0
+MIXED=0
+MIXED_PROCS=4
+MIXED_OPS=2000
 DBENCH_T=8
 FIO_T=20
 while [[ $# -gt 0 ]]; do
@@ -117,6 +126,7 @@ while [[ $# -gt 0 ]]; do
 	-only) [[ $# -ge 2 ]] || die "-only needs a list"; ONLY=$2; shift ;;
 	-dir) [[ $# -ge 2 ]] || die "-dir needs a directory"; OPT_DIR=$2; shift ;;
 	-extractloop) [[ $# -ge 2 ]] || die "-extractloop needs a number"; EXTRACTLOOP=$2; shift ;;
+	-mixed) MIXED=1 ;;
 	-dbench-time) [[ $# -ge 2 ]] || die "-dbench-time needs seconds"; DBENCH_T=$2; shift ;;
 	-fio-time) [[ $# -ge 2 ]] || die "-fio-time needs seconds"; FIO_T=$2; shift ;;
 	*)
@@ -131,6 +141,8 @@ for v in ROUNDS EXTRACTLOOP DBENCH_T FIO_T; do
 done
 [[ $ROUNDS -ge 1 ]] || die "-rounds must be at least 1"
 [[ $EXTRACTLOOP -eq 0 || $EXTRACTLOOP -ge 2 ]] || die "-extractloop needs at least 2 cycles"
+[[ $MIXED -eq 0 || $EXTRACTLOOP -ge 3 ]] || die "-mixed needs -extractloop N with N >= 3 (cycle 2 is the reference)"
+[[ $MIXED -eq 0 ]] || command -v python3 >/dev/null || die "-mixed needs python3"
 [[ $(id -u) -eq 0 ]] || die "run as root (drop_caches, /proc/PID/clear_refs of the mount daemons)"
 
 # Candidates of this run, in order.
@@ -419,16 +431,23 @@ mount_candidate() {
 
 # ---------------------------------------------------------------- the tree
 
-echo "Preparing the benchmark tree (scripts/make-bench-tree.bash)..."
-TREE_TAR=$(bash "$ROOT/scripts/make-bench-tree.bash" | tail -n 1) || die "scripts/make-bench-tree.bash failed"
-TREE_MD5=${TREE_TAR%.tar}.md5sums
-TREE_INFO=${TREE_TAR%.tar}.info
-[[ -s $TREE_TAR && -s $TREE_MD5 ]] || die "benchmark tree missing after make-bench-tree.bash"
-cp "$TREE_TAR" "$TREE_MD5" "$STAGE/" || die "cannot copy the tree to $STAGE"
-TAR=$STAGE/$(basename "$TREE_TAR")
-MD5=$STAGE/$(basename "$TREE_MD5")
-TREE_TOP=$(basename "$TREE_TAR" .tar)
-TREE_DESC="$(sed -n 's/^selection: //p' "$TREE_INFO") ($(sed -n 's/^source: .*, //p' "$TREE_INFO"); $(sed -n 's/^contents: //p' "$TREE_INFO"))"
+if [[ $MIXED -eq 1 ]]; then
+	# The load program, copied like the build: a change during the run does not count.
+	cp "$ROOT/scripts/mixed-load.py" "$STAGE/" || die "cannot copy scripts/mixed-load.py to $STAGE"
+	MIXED_LOAD=$STAGE/mixed-load.py
+	TREE_DESC="none (-mixed: scripts/mixed-load.py)"
+else
+	echo "Preparing the benchmark tree (scripts/make-bench-tree.bash)..."
+	TREE_TAR=$(bash "$ROOT/scripts/make-bench-tree.bash" | tail -n 1) || die "scripts/make-bench-tree.bash failed"
+	TREE_MD5=${TREE_TAR%.tar}.md5sums
+	TREE_INFO=${TREE_TAR%.tar}.info
+	[[ -s $TREE_TAR && -s $TREE_MD5 ]] || die "benchmark tree missing after make-bench-tree.bash"
+	cp "$TREE_TAR" "$TREE_MD5" "$STAGE/" || die "cannot copy the tree to $STAGE"
+	TAR=$STAGE/$(basename "$TREE_TAR")
+	MD5=$STAGE/$(basename "$TREE_MD5")
+	TREE_TOP=$(basename "$TREE_TAR" .tar)
+	TREE_DESC="$(sed -n 's/^selection: //p' "$TREE_INFO") ($(sed -n 's/^source: .*, //p' "$TREE_INFO"); $(sed -n 's/^contents: //p' "$TREE_INFO"))"
+fi
 
 # ---------------------------------------------------------------- the machine
 
@@ -459,35 +478,51 @@ for n in "${NOTES[@]}"; do echo "Note: $n"; done
 if [[ $EXTRACTLOOP -gt 0 ]]; then
 	cand=${CANDIDATES[0]}
 	echo
-	echo "extractloop: $EXTRACTLOOP cycles of UNTAR + RM on one $cand mount; VmRSS of the daemon after each cycle"
+	if [[ $MIXED -eq 1 ]]; then
+		echo "extractloop -mixed: $EXTRACTLOOP cycles of MIXED ($MIXED_PROCS processes x $MIXED_OPS operations of scripts/mixed-load.py) + RM on one $cand mount; VmRSS of the daemon after each cycle"
+		load=MIXED
+		ref_cycle=2
+	else
+		echo "extractloop: $EXTRACTLOOP cycles of UNTAR + RM on one $cand mount; VmRSS of the daemon after each cycle"
+		load=UNTAR
+		ref_cycle=1
+	fi
 	mkdir "$WORK/$cand" || exit 1
 	mount_candidate "$cand" "$WORK/$cand" || { echo "FAILED: $cand mount: $FAILMSG" >&2; exit 1; }
 	pid=$ACTIVE_PIDS
 	echo "daemon pid $pid, VmRSS after mounting: $(( $(proc_mem_kb "$pid" VmRSS) / 1000 )) MB"
-	first=0
+	ref=0
 	last=0
 	for ((i = 1; i <= EXTRACTLOOP; i++)); do
 		cd "$MNT" || exit 1
-		run_timed "$LOGDIR/untar.log" tar xf "$TAR" || { echo "FAILED: cycle $i UNTAR: $FAILMSG" >&2; exit 1; }
-		t_untar=$SECS
-		run_timed "$LOGDIR/rm.log" rm -rf "$TREE_TOP" || { echo "FAILED: cycle $i RM: $FAILMSG" >&2; exit 1; }
+		if [[ $MIXED -eq 1 ]]; then
+			top=mixed
+			run_timed "$LOGDIR/mixed.log" python3 "$MIXED_LOAD" "$MNT/$top" $((1000 * i)) "$MIXED_OPS" "$MIXED_PROCS" || { echo "FAILED: cycle $i MIXED: $FAILMSG" >&2; exit 1; }
+		else
+			top=$TREE_TOP
+			run_timed "$LOGDIR/untar.log" tar xf "$TAR" || { echo "FAILED: cycle $i UNTAR: $FAILMSG" >&2; exit 1; }
+		fi
+		t_load=$SECS
+		run_timed "$LOGDIR/rm.log" rm -rf "$top" || { echo "FAILED: cycle $i RM: $FAILMSG" >&2; exit 1; }
 		t_rm=$SECS
-		[[ ! -e $TREE_TOP ]] || { echo "FAILED: cycle $i: $TREE_TOP still exists after rm -rf" >&2; exit 1; }
+		[[ ! -e $top ]] || { echo "FAILED: cycle $i: $top still exists after rm -rf" >&2; exit 1; }
 		cd / || exit 1
 		kill -0 "$pid" 2>/dev/null || { echo "FAILED: the daemon $pid died" >&2; exit 1; }
 		rss=$(proc_mem_kb "$pid" VmRSS)
 		hwm=$(proc_mem_kb "$pid" VmHWM)
-		[[ $i -eq 1 ]] && first=$rss
+		[[ $i -eq $ref_cycle ]] && ref=$rss
 		last=$rss
-		printf 'cycle %3d: UNTAR %7.2f s  RM %6.2f s  VmRSS %6.1f MB  VmHWM %6.1f MB\n' \
-			"$i" "$t_untar" "$t_rm" "$(awk -v k="$rss" 'BEGIN {print k / 1000}')" "$(awk -v k="$hwm" 'BEGIN {print k / 1000}')"
+		printf 'cycle %3d: %s %7.2f s  RM %6.2f s  VmRSS %6.1f MB  VmHWM %6.1f MB\n' \
+			"$i" "$load" "$t_load" "$t_rm" "$(awk -v k="$rss" 'BEGIN {print k / 1000}')" "$(awk -v k="$hwm" 'BEGIN {print k / 1000}')"
 	done
-	pct=$(awk -v a="$first" -v b="$last" 'BEGIN { printf "%.1f", 100 * b / a }')
-	if awk -v a="$first" -v b="$last" 'BEGIN { exit !(b > 1.10 * a) }'; then
-		echo "extractloop FAILED: VmRSS after the last cycle is $pct% of the first cycle's (limit 110%)"
+	what="cycle $ref_cycle's"
+	[[ $ref_cycle -eq 1 ]] && what="the first cycle's"
+	pct=$(awk -v a="$ref" -v b="$last" 'BEGIN { printf "%.1f", 100 * b / a }')
+	if awk -v a="$ref" -v b="$last" 'BEGIN { exit !(b > 1.10 * a) }'; then
+		echo "extractloop FAILED: VmRSS after the last cycle is $pct% of $what (limit 110%)"
 		exit 1
 	fi
-	echo "extractloop PASSED: VmRSS after the last cycle is $pct% of the first cycle's (limit 110%)"
+	echo "extractloop PASSED: VmRSS after the last cycle is $pct% of $what (limit 110%)"
 	exit 0
 fi
 

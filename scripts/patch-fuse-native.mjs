@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 const VERSION = '2.2.6';
 /** The patch's level: fuse_native_patched in the binding and index.js. */
-const LEVEL = 22;
+const LEVEL = 23;
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const patchFile = join(root, 'patches', `fuse-native+${VERSION}.patch`);
 const log = (m) => console.log(`tscryptfs: fuse-native: ${m}`);
