@@ -19,7 +19,9 @@ export function compileGlob(pattern: string): RegExp {
   const bad = (): never => {
     throw fsError('EINVAL', undefined, undefined, `-badname: invalid pattern ${JSON.stringify(pattern)} supplied`);
   };
-  const lit = (c: string): string => c.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+  // What a character must look like in a (unicode) regular expression, outside and inside a class.
+  const lit = (c: string): string => c.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+  const litIn = (c: string): string => c.replace(/[\\\]\[^-]/g, '\\$&');
   const chars = [...pattern];
   let re = '';
   for (let i = 0; i < chars.length; i++) {
@@ -46,7 +48,7 @@ export function compileGlob(pattern: string): RegExp {
         }
         i++;
         if (i >= chars.length) bad();
-        return lit(ch!);
+        return litIn(ch!);
       };
       let ranges = 0;
       for (;;) {

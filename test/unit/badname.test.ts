@@ -48,6 +48,10 @@ const CASES: [string, string, boolean | 'bad'][] = [
   ['[^', 'a', 'bad'],
   ['[^bc', 'a', 'bad'],
   ['*x', 'xxx', true],
+  ['*.sync-conflict*', 'abc.sync-conflict-2026', true],
+  ['[a-c]-[x]', 'b-x', true],
+  ['a/b', 'a/b', true],
+  ['(a|b)+$', '(a|b)+$', true],
 ];
 
 test('compileGlob follows Go filepath.Match: classes, escapes, "/" never matched by * or ?, malformed patterns refused', () => {
