@@ -19,6 +19,7 @@ import { describeMismatch, runFsx } from '../helpers/fsx/engine.js';
 import { assertWorkersSane, daemonOf, runMixedLoad, vmRssKb } from '../helpers/mixed-load.js';
 import { sleep } from '../helpers/mount.js';
 import { MOUNT_IMPL, useMountFixture } from '../helpers/mount-suite.js';
+import { needs } from '../helpers/requirements.js';
 
 const LONG = process.env.TSCRYPTFS_LONG_TESTS === '1';
 const CYCLES = LONG ? 15 : 6;
@@ -45,7 +46,7 @@ async function settledRssKb(pid: number): Promise<number> {
   return Math.min(...readings);
 }
 
-test(`VmRSS of the daemon after ${CYCLES} cycles of mixed load (${PROCS} processes, ${OPS} operations each, plus ${FSX_OPS} random-tester steps) is within 10% of cycle 2's`, { timeout: LONG ? 3_600_000 : 600_000 }, async (t) => {
+test(`VmRSS of the daemon after ${CYCLES} cycles of mixed load (${PROCS} processes, ${OPS} operations each, plus ${FSX_OPS} random-tester steps) is within 10% of cycle 2's`, { timeout: LONG ? 3_600_000 : 600_000, ...needs('mount', 'python3') }, async (t) => {
   const pid = daemonOf(fx.mnt);
   const rss: number[] = [];
   for (let c = 1; c <= CYCLES; c++) {

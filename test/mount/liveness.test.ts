@@ -13,6 +13,7 @@ import { promises as fsp } from 'node:fs';
 import { assertWorkersSane, cpuTicks, daemonOf, runMixedLoad } from '../helpers/mixed-load.js';
 import { sleep } from '../helpers/mount.js';
 import { useMountFixture } from '../helpers/mount-suite.js';
+import { needs } from '../helpers/requirements.js';
 
 const LONG = process.env.TSCRYPTFS_LONG_TESTS === '1';
 const PROCS = 8;
@@ -23,7 +24,7 @@ const SEED = 8190;
 
 const fx = useMountFixture('liveness');
 
-test(`under the mixed load from ${PROCS} processes (${OPS} operations each) every operation is answered within ${BOUND} s, and the daemon is idle a second after the load stops`, { timeout: LONG ? 1_800_000 : 300_000 }, async (t) => {
+test(`under the mixed load from ${PROCS} processes (${OPS} operations each) every operation is answered within ${BOUND} s, and the daemon is idle a second after the load stops`, { timeout: LONG ? 1_800_000 : 300_000, ...needs('mount', 'python3') }, async (t) => {
   const pid = daemonOf(fx.mnt);
   const started = Date.now();
   const reports = await runMixedLoad(fx.p('w'), PROCS, OPS, SEED, LONG ? 1_500_000 : 240_000);
