@@ -37,6 +37,8 @@ test('normaliseArgv: single and double dash, =value, bool=false, aliases, --', (
   usage(() => normaliseArgv(['--no-raw64']), /unknown flag: --no-raw64/);
   usage(() => normaliseArgv(['-passfile']), /flag needs an argument: --passfile/);
   usage(() => normaliseArgv(['-ro=maybe']), /invalid argument "maybe" for "--ro" flag/);
+  usage(() => normaliseArgv(['-=x']), /bad flag syntax: --=x\./);
+  usage(() => normaliseArgv(['---x']), /bad flag syntax: ---x\./);
 });
 
 test('expandOArgs: fstab kernel options (noatime, ...) from mount.fuse go to -ko', () => {

@@ -61,6 +61,9 @@ function pflagMessage(err: GoFlagError): string {
       return `flag needs an argument: --${err.flag}`;
     case 'not-bool':
       return `invalid argument ${goQuote(err.value ?? '')} for "--${err.flag}" flag: not a boolean (true/false)`;
+    case 'bad-syntax':
+      // gocryptfs hands pflag "-x" as "--x".
+      return `bad flag syntax: ${err.word.startsWith('--') ? err.word : `-${err.word}`}`;
   }
 }
 

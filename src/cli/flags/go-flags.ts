@@ -30,16 +30,22 @@ export type GoFlagProblem =
   /** A flag that takes a value came last. */
   | 'needs-value'
   /** "=value" on a boolean is not a Go boolean. */
-  | 'not-bool';
+  | 'not-bool'
+  /** No name after the dashes, or a third dash ("-=x", "---x"). */
+  | 'bad-syntax';
 
-/** A command line the scanner cannot read; `flag` is the name as written (without dashes). */
+/**
+ * A command line the scanner cannot read: `flag` is the name as written
+ * (without dashes), `word` the whole word it came from.
+ */
 export class GoFlagError extends Error {
   constructor(
     readonly problem: GoFlagProblem,
+    readonly word: string,
     readonly flag: string,
     readonly value?: string,
   ) {
-    super(`${problem}: -${flag}${value === undefined ? '' : `=${value}`}`);
+    super(`${problem}: ${word}`);
     this.name = 'GoFlagError';
   }
 }
@@ -73,11 +79,12 @@ export function* scanGoFlags(argv: readonly string[], lookup: FlagLookup, opts: 
     const eq = body.indexOf('=');
     const name = eq >= 0 ? body.slice(0, eq) : body;
     const inline = eq >= 0 ? body.slice(eq + 1) : undefined;
-    const spec = name === '' ? undefined : lookup(name);
-    if (!spec) throw new GoFlagError('unknown', name);
+    if (name === '' || name.startsWith('-')) throw new GoFlagError('bad-syntax', word, name);
+    const spec = lookup(name);
+    if (!spec) throw new GoFlagError('unknown', word, name);
     if (spec.kind === 'bool') {
       const on = inline === undefined ? true : parseGoBool(inline);
-      if (on === undefined) throw new GoFlagError('not-bool', name, inline);
+      if (on === undefined) throw new GoFlagError('not-bool', word, name, inline);
       yield { type: 'flag', spec, value: on };
     } else if (inline !== undefined) {
       yield { type: 'flag', spec, value: inline };
@@ -86,7 +93,7 @@ export function* scanGoFlags(argv: readonly string[], lookup: FlagLookup, opts: 
       // gocryptfs, tscryptfs keeps "-X" of "-extpass -X" intact).
       yield { type: 'flag', spec, value: argv[++i]! };
     } else {
-      throw new GoFlagError('needs-value', name);
+      throw new GoFlagError('needs-value', word, name);
     }
   }
   for (; i < argv.length; i++) yield { type: 'arg', value: argv[i]! };

@@ -87,6 +87,8 @@ function goFlagMessage(err: GoFlagError): string {
       return `flag needs an argument: -${err.flag}`;
     case 'not-bool':
       return `invalid boolean value ${goQuote(err.value ?? '')} for -${err.flag}: parse error`;
+    case 'bad-syntax':
+      return `bad flag syntax: ${err.word}`;
   }
 }
 
