@@ -21,6 +21,8 @@ export const EXCLUDE_TREE: readonly string[] = [
   'foo/x.c', 'z/foo/y.c', 'foo/bar/z.c', 'c++', 'cc',
   'logs/today.log', 'logs/keep.log', 'doc/readme', 'doc/sub/readme',
   'st*r', 'stXr', 'b\\s', 'bs', '+x',
+  // Go's "." is any character but a newline; JavaScript's also stops at \r, U+2028 and U+2029.
+  'cr\rdir/a.tmp', 'nl\ndir/a.tmp', 'ls\u2028dir/a.tmp',
 ];
 
 export interface ExcludeCase {
@@ -49,12 +51,12 @@ const ALL = [...new Set(EXCLUDE_TREE.map((f) => f.split('/')[0]!))].sort();
 
 export const EXCLUDE_CASES: readonly ExcludeCase[] = [
   // Stars: "*" stays within a name, at any depth; case matters.
-  { from: ['*.tmp'], hides: ['.hidden.tmp', 'a.tmp', 'deep/n/c.tmp'] },
+  { from: ['*.tmp'], hides: ['.hidden.tmp', 'a.tmp', 'cr\rdir/a.tmp', 'deep/n/c.tmp', 'ls\u2028dir/a.tmp'] },
   { from: ['*.TMP'], hides: ['b.TMP'] },
-  { from: ['**/*.tmp'], hides: ['.hidden.tmp', 'a.tmp', 'deep/n/c.tmp'] },
+  { from: ['**/*.tmp'], hides: ['.hidden.tmp', 'a.tmp', 'cr\rdir/a.tmp', 'deep/n/c.tmp', 'ls\u2028dir/a.tmp'] },
   { from: ['*'], hides: ALL },
   { from: ['**'], hides: ALL },
-  { from: ['/'], hides: ALL },
+  { from: ['/'], hides: ALL.filter((p) => p !== 'nl\ndir') },
   // A trailing slash hides what is below, not the directory itself.
   { from: ['dir/'], hides: ['dir/f', 'dir/sub', 'sub/dir/h'] },
   { from: ['dir'], hides: ['dir', 'sub/dir'] },
@@ -80,7 +82,7 @@ export const EXCLUDE_CASES: readonly ExcludeCase[] = [
   // Re-includes: the last matching line decides; a hidden directory keeps what is below it hidden.
   { from: ['*.tmp', '!a.tmp'], hides: ['.hidden.tmp', 'deep/n/c.tmp'] },
   { from: ['!a.tmp'], hides: [] },
-  { from: ['*.tmp', '!'], hides: ['.hidden.tmp', 'a.tmp', 'deep/n/c.tmp'] },
+  { from: ['*.tmp', '!'], hides: ['.hidden.tmp', 'a.tmp', 'cr\rdir/a.tmp', 'deep/n/c.tmp', 'ls\u2028dir/a.tmp'] },
   { from: ['logs/', '!logs/keep.log'], hides: ['logs/today.log'] },
   { from: ['logs', '!logs/keep.log'], hides: ['logs'] },
   // Comments, escapes, spaces, carriage returns.
