@@ -4,7 +4,7 @@
  * failure by throwing CliError.
  */
 import type { BackendName } from '../crypto/index.js';
-import type { ParsedArgs } from './args.js';
+import type { ParsedArgs } from './flags/command-line.js';
 import type { Output } from './output.js';
 import type { PasswordSources } from './password.js';
 

@@ -48,8 +48,6 @@ export const EXIT = {
   Aegis: 32,
 } as const;
 
-export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
-
 /**
  * A failure the CLI reports as one line on stderr before exiting with
  * `exitCode`. An empty message prints nothing (the line was already shown).

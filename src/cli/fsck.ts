@@ -11,7 +11,7 @@
 import { isatty } from 'node:tty';
 import { confFormat, type FormatOptions } from '../config/index.js';
 import { corruptPaths, fsckCipherdir, type FsckFinding, type FsckProgress } from '../vault/fsck/index.js';
-import { bool } from './args.js';
+import { bool } from './flags/command-line.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { loadConfig } from './load-config.js';

@@ -1,9 +1,10 @@
 /**
  * -h (short help, also shown for a bare "tscryptfs") and -hh (every
- * option, laid out by commander's Help from the flag table in args.ts).
+ * option, laid out by commander's Help from the flag table in flags/flag-table.ts).
  */
 import type { Option } from 'commander';
-import { buildCommand, findFlag, type FlagSpec } from './args.js';
+import { buildCommand } from './flags/command-line.js';
+import { findFlag, type FlagSpec } from './flags/flag-table.js';
 import type { Output } from './output.js';
 import { PROGRAM_NAME } from './output.js';
 import { versionLine } from './version.js';

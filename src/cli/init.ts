@@ -22,7 +22,7 @@ import { hasCode } from '../util/errors.js';
 import { createConf, writeConfFile } from '../config/index.js';
 import { formatFromInitOptions, Vault } from '../vault/index.js';
 import { requireAegisIfUsed } from './aegis-check.js';
-import { bool, num, type ParsedArgs } from './args.js';
+import { bool, num, type ParsedArgs } from './flags/command-line.js';
 import type { CliContext } from './context.js';
 import { cpuHasAes } from './cpu.js';
 import { CliError, EXIT } from './exit-codes.js';

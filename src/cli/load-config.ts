@@ -8,7 +8,7 @@
 import { confFormat, readConfFile, unlockConf, type ConfFile } from '../config/index.js';
 import { hasCode } from '../util/errors.js';
 import { requireAegisIfUsed } from './aegis-check.js';
-import { bool } from './args.js';
+import { bool } from './flags/command-line.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { masterKeyFromArgs } from './masterkey.js';

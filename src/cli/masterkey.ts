@@ -2,7 +2,7 @@
  * -masterkey HEX, -masterkey=stdin and -zerokey (Documentation/format.md §4.3): a master
  * key from the command line instead of the config file's password.
  */
-import { bool, str, type ParsedArgs } from './args.js';
+import { bool, str, type ParsedArgs } from './flags/command-line.js';
 import { CliError, EXIT } from './exit-codes.js';
 import type { Output } from './output.js';
 import { readPasswordOnce, wipe } from './password.js';

@@ -13,7 +13,7 @@ import { resolve, sep } from 'node:path';
 import type { ConfFile, FormatOptions } from '../config/index.js';
 import { confFormat } from '../config/index.js';
 import { formatFromInitOptions } from '../vault/index.js';
-import { bool, list, num, str } from './args.js';
+import { bool, list, num, str } from './flags/command-line.js';
 import type { MountOptions } from '../fuse/index.js';
 import type { Logger } from '../util/logger.js';
 import { runInBackground } from './daemon.js';

@@ -24,7 +24,7 @@ function redactOValue(v: string): string {
     .join(',');
 }
 
-/** argv with every secret flag value replaced by "***" (flag syntax as args.ts accepts it). */
+/** argv with every secret flag value replaced by "***" (flag syntax as flags/go-flags.ts reads it). */
 export function redactArgs(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {

@@ -6,7 +6,7 @@
  * of the background mount.
  */
 import { readFileSync } from 'node:fs';
-import { bool, list } from './args.js';
+import { bool, list } from './flags/command-line.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { describeError } from './output.js';

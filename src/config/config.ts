@@ -5,7 +5,7 @@
 import { randomBytes } from '../crypto/index.js';
 import { type ConfFile, CONF_VERSION } from './conf-file.js';
 import { formatFromFlags, flagsFromFormat, type FormatOptions } from './format.js';
-import { deriveKek, newScryptParams, SCRYPT_LOGN_DEFAULT, type ScryptBackend } from './scrypt.js';
+import { deriveKek, newScryptParams, SCRYPT_LOGN_DEFAULT } from './scrypt.js';
 import { wrapMasterKey, unwrapMasterKey, MASTER_KEY_LEN } from './master-key.js';
 import { configError } from '../util/errors.js';
 
@@ -17,7 +17,6 @@ export interface CreateConfOptions {
   creator?: string;
   /** Use this master key instead of a random one (tests, -masterkey re-init). */
   masterKey?: Uint8Array;
-  scryptBackend?: ScryptBackend;
 }
 
 /** A new config and its master key, as -init makes them. Nothing is written. */
@@ -25,7 +24,7 @@ export async function createConf(opts: CreateConfOptions): Promise<{ conf: ConfF
   if (opts.password.length === 0) throw configError('ECONFIGINVALID', 'the password is empty');
   const masterKey = opts.masterKey ?? randomBytes(MASTER_KEY_LEN);
   const scrypt = newScryptParams(opts.scryptLogN ?? SCRYPT_LOGN_DEFAULT, randomBytes(32));
-  const kek = await deriveKek(opts.password, scrypt, opts.scryptBackend);
+  const kek = await deriveKek(opts.password, scrypt);
   const conf: ConfFile = {
     Creator: opts.creator ?? 'tscryptfs',
     EncryptedKey: wrapMasterKey(masterKey, kek, opts.format.hkdf),
@@ -43,11 +42,11 @@ export function confFormat(conf: ConfFile): FormatOptions {
 }
 
 /** Password → master key. Throws EPASSWORD on a wrong password. */
-export async function unlockConf(conf: ConfFile, password: Uint8Array, backend?: ScryptBackend): Promise<Uint8Array> {
+export async function unlockConf(conf: ConfFile, password: Uint8Array): Promise<Uint8Array> {
   if (conf.FeatureFlags.includes('FIDO2')) {
     throw configError('ECONFIGINVALID', 'this filesystem is protected by a FIDO2 token, which tscryptfs does not support');
   }
-  const kek = await deriveKek(password, conf.ScryptObject, backend);
+  const kek = await deriveKek(password, conf.ScryptObject);
   return unwrapMasterKey(conf.EncryptedKey, kek, conf.FeatureFlags.includes('HKDF'));
 }
 
@@ -60,12 +59,11 @@ export async function rewrapConf(
   masterKey: Uint8Array,
   newPassword: Uint8Array,
   scryptLogN?: number,
-  backend?: ScryptBackend,
 ): Promise<ConfFile> {
   if (newPassword.length === 0) throw configError('ECONFIGINVALID', 'the new password is empty');
   const logN = scryptLogN ?? Math.log2(conf.ScryptObject.N);
   const scrypt = newScryptParams(logN, randomBytes(32));
-  const kek = await deriveKek(newPassword, scrypt, backend);
+  const kek = await deriveKek(newPassword, scrypt);
   return {
     ...conf,
     EncryptedKey: wrapMasterKey(masterKey, kek, conf.FeatureFlags.includes('HKDF')),

@@ -3,7 +3,6 @@
  * (Documentation/format.md §4.1; gocryptfs internal/configfile/scrypt.go).
  */
 import { scrypt as nodeScrypt } from 'node:crypto';
-import scryptJs from 'scrypt-js';
 import { configError } from '../util/errors.js';
 
 export interface ScryptParams {
@@ -45,14 +44,13 @@ export function validateScryptParams(p: ScryptParams): void {
   if (p.R * p.P >= 2 ** 30) throw configError('ECONFIGINVALID', 'scrypt R*P is too large');
 }
 
-export type ScryptBackend = 'node' | 'js';
-
-/** Derives the key-encryption key. `node` uses OpenSSL; `js` is scrypt-js (same bytes). */
-export async function deriveKek(password: Uint8Array, p: ScryptParams, backend: ScryptBackend = 'node'): Promise<Uint8Array> {
+/**
+ * Derives the key-encryption key with node:crypto's scrypt (OpenSSL), off
+ * the event loop. Every backend uses it: gocryptfs's -openssl chooses the
+ * content cipher's implementation only, and node:crypto always has scrypt.
+ */
+export async function deriveKek(password: Uint8Array, p: ScryptParams): Promise<Uint8Array> {
   validateScryptParams(p);
-  if (backend === 'js') {
-    return scryptJs.scrypt(password, p.Salt, p.N, p.R, p.P, p.KeyLen);
-  }
   // Node's default maxmem (32 MiB) is below what N=2^16 needs.
   const maxmem = 128 * p.N * p.R * 2 + 1024 * 1024;
   return new Promise((resolve, reject) => {

@@ -71,14 +71,14 @@ const MAX_WRITE = 131072;
  * How long, in microseconds, the two threads of a request stay awake waiting
  * for each other (patched binding, Documentation/fuse-native.md): the libfuse
  * thread for its answer, the JS event loop for the next request. Waking a
- * sleeping thread costs about 100 us on an idle virtual machine, and
- * untarring a source tree went from 39 s to 22 s with these. The libfuse
- * thread spins only when no other request is waiting for JS (spinning
- * behind a queue cost dbench with 4 clients 15 %), and 3 ns per byte for a
- * 128 KiB write. 40 us covers most answers of an untar (small writes,
- * setattr, create, negative lookups take JS 20-40 us): untar of the bench
- * tree 18.6 -> 17.3 s against 10 us, dbench unchanged. For measurements,
- * TSCRYPTFS_SPIN=ANSWER,LOOP overrides them ("0,0": off).
+ * sleeping thread costs more than most requests take in JS, so both poll
+ * for a while before they sleep. The libfuse thread polls only when no
+ * other request is waiting for JS (behind a queue its answer comes late,
+ * and a polling thread takes the CPU the JS thread needs), for `answer` us,
+ * long enough for the small requests of an untar, and the binding scales
+ * it to 3 ns per byte for a 128 KiB write. Documentation/performance.txt
+ * (sections 8-10) has the measurements behind the two numbers.
+ * TSCRYPTFS_SPIN=ANSWER,LOOP overrides them ("0,0": off), for measurements.
  */
 export function spinSettings(env: string | undefined = process.env.TSCRYPTFS_SPIN): { answer: number; loop: number } {
   const m = env === undefined ? null : /^(\d+),(\d+)$/.exec(env.trim());
@@ -122,13 +122,14 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     bigWrites: true,
     maxWrite: MAX_WRITE,
     useIno: true,
-    // Answered in C: the kernel asks for security.capability before every
-    // write, and a trip to JS for that doubled the requests of a dd.
+    // The kernel asks for security.capability before every write; without
+    // -suid the answer is EOPNOTSUPP (gocryptfs's), given in C so that no
+    // write costs a second trip to JS.
     rejectCapability: !(o.suid ?? false),
     attrCache: o.attrCache ?? true,
     // The kernel keeps attributes for 1 s (as gocryptfs) where that is
-    // exact: directories and files with one name (see fuseOptionList).
-    // `ls -lR` of a source tree sends 25 % fewer requests.
+    // exact: directories and files with one name (see fuseOptionList), so
+    // a stat after a lookup needs no second request.
     singleNameAttrTimeout: o.attrCache ?? true,
     // With direct system calls each request is answered in one go on the
     // JS thread, which lets unlink/rmdir forget only their own cache entries.

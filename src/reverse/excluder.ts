@@ -1,66 +1,142 @@
 /**
- * -exclude, -exclude-wildcard and -exclude-from (reverse mode): gitignore
- * patterns matched against plaintext paths relative to the root, with the
- * semantics of the library gocryptfs uses (sabhiram/go-gitignore at
- * 54b8a0b): each line becomes one regular expression, later lines win,
- * a leading `!` re-includes. -exclude PATH is the pattern `/PATH` (anchored
- * at the root), -exclude-wildcard takes the pattern as written, and
- * -exclude-from reads one pattern per line.
+ * -exclude, -exclude-wildcard and -exclude-from (reverse mode): which
+ * plaintext paths the reverse view hides.
+ *
+ * The pattern language is gocryptfs's, which looks like gitignore's but is
+ * not git's: gocryptfs turns every line into a Go regular expression (with
+ * the library sabhiram/go-gitignore). These are its rules, as the table in
+ * test/helpers/exclude-table.ts records them against gocryptfs 2.3 itself:
+ *
+ * - A line loses its trailing carriage returns; if it then starts with
+ *   "#" it is a comment. Spaces at both ends are dropped (a backslash does
+ *   not keep them). An empty line says nothing.
+ * - A leading "!" makes the line a re-include; after that, one more
+ *   leading "!" or "#" is dropped ("!!x" re-includes "x"; "\#x" and "\!x"
+ *   are the literal names, the backslash escaping the character).
+ * - "*" is any run of characters other than "/"; "\*" is a star; "." and
+ *   "?" are themselves ("?" is not a wildcard). Two stars count only next
+ *   to a slash, in this order over the whole line: slash, two stars, slash
+ *   is one slash or a slash, something and a slash ("a/ST/b" hides "a/b"
+ *   and "a/x/y/b", with ST for the two stars); two stars and a slash are
+ *   nothing or anything ending in a slash; a slash and two stars are
+ *   nothing or a slash and anything. Any other two stars are two single
+ *   stars.
+ * - Every other character goes into the regular expression as it stands,
+ *   as gocryptfs lets it: "[12]" is a class ("[!1]" is one of "!" and "1",
+ *   not a negation), "+" repeats, "|" separates alternatives, "\s" is white
+ *   space; a line that is no valid expression ("c++", "file[") says nothing.
+ * - A line starting with "/" is anchored at the root; so is one where a
+ *   slash that follows a character other than "/" or "+" is followed, later,
+ *   by "*." ("foo/*.c" is anchored, "a/b" and "a/ST/b" are not: unlike
+ *   git, they match at any depth). A leading slash, two stars and a slash
+ *   anchor nothing ("/ST/x" is "ST/x").
+ * - A line matches a path that it describes whole and everything below it
+ *   ("dir" hides "dir" and "x/dir/f"). A line ending in a slash matches
+ *   only what is below ("dir/" hides "dir/f" but not "dir"); a slash that
+ *   belongs to a two-star form does not count as that end.
+ * - Where a rule above says "any character" or "anything", a newline is
+ *   not included (Go's "."); a star's run may hold one.
+ *
+ * The last line that matches a path decides: the path is hidden unless that
+ * line is a re-include. The root is never hidden; below a hidden directory
+ * nothing can be reached. -exclude PATH is the line "/PATH", -exclude-wildcard
+ * takes its pattern as a line, -exclude-from reads lines from a file.
+ *
+ * (One artefact of go-gitignore is not copied: it also turns a literal
+ * "#$~" in a pattern into "*".)
  */
 
-/** The regular expression for one pattern line, or null for blank lines, comments and invalid patterns. */
-export function patternRegExp(input: string): { re: RegExp; negate: boolean } | null {
-  let line = input.replace(/\r+$/, '');
-  if (line.startsWith('#')) return null;
-  line = line.replace(/^ +| +$/g, '');
-  if (line === '') return null;
-  let negate = false;
-  if (line[0] === '!') {
-    negate = true;
-    line = line.slice(1);
+/** Go's ".": any character but a newline. */
+const ANY = '[^\\n]';
+
+/** The two-star forms, in the order they are recognised, and what each stands for. */
+const DOUBLE_STARS: ReadonlyArray<readonly [form: string, expr: string]> = [
+  ['/**/', `(?:/|/${ANY}+/)`],
+  ['**/', `(?:|${ANY}*/)`],
+  ['/**', `(?:|/${ANY}*)`],
+];
+
+/** A slash after a character other than "/" or "+", with "*." somewhere after it: the line is anchored. */
+const ANCHORING_SLASH = /[^/+]\/.*\*\./;
+
+interface ExcludeLine {
+  pattern: RegExp;
+  reinclude: boolean;
+}
+
+/** Single characters: stars, the escaped star, and the two that stand for themselves. */
+function simpleExpr(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\\' && text[i + 1] === '*') {
+      out += '\\*';
+      i++;
+    } else if (c === '*') {
+      out += '(?:[^/]*)';
+    } else if (c === '.' || c === '?') {
+      out += `\\${c}`;
+    } else {
+      out += c;
+    }
   }
-  if (/^(#|!)/.test(line)) line = line.slice(1);
-  if (/([^/+])\/.*\*\./.test(line) && line[0] !== '/') line = '/' + line;
-  line = line.replace(/\./g, '\\.');
-  const magicStar = '#$~';
-  if (line.startsWith('/**/')) line = line.slice(1);
-  line = line.replace(/\/\*\*\//g, '(/|/.+/)');
-  line = line.replace(/\*\*\//g, `(|.${magicStar}/)`);
-  line = line.replace(/\/\*\*/g, `(|/.${magicStar})`);
-  line = line.replace(/\\\*/g, `\\${magicStar}`);
-  line = line.replace(/\*/g, '([^/]*)');
-  line = line.split('?').join('\\?');
-  line = line.split(magicStar).join('*');
-  let expr = line.endsWith('/') ? `${line}(|.*)$` : `${line}(|/.*)$`;
-  expr = expr.startsWith('/') ? `^(|/)${expr.slice(1)}` : `^(|.*/)${expr}`;
+  return out;
+}
+
+/** The regular expression text of a pattern body: each two-star form splits the text before the weaker ones look at it. */
+function bodyExpr(text: string, form = 0): string {
+  if (form === DOUBLE_STARS.length) return simpleExpr(text);
+  const [sep, expr] = DOUBLE_STARS[form]!;
+  return text
+    .split(sep)
+    .map((part) => bodyExpr(part, form + 1))
+    .join(expr);
+}
+
+/** What one pattern line says, or null for comments, empty lines and lines that are no valid expression. */
+export function parseExcludeLine(line: string): ExcludeLine | null {
+  const text = line.replace(/\r+$/, '');
+  if (text.startsWith('#')) return null;
+  let body = text.replace(/^ +| +$/g, '');
+  if (body === '') return null;
+  const reinclude = body.startsWith('!');
+  if (reinclude) body = body.slice(1);
+  if (body.startsWith('!') || body.startsWith('#')) body = body.slice(1);
+  if (!body.startsWith('/') && ANCHORING_SLASH.test(body)) body = `/${body}`;
+  if (body.startsWith('/**/')) body = body.slice(1);
+  let expr = bodyExpr(body);
+  // A slash the two-star forms left at either end decides how the line sits in a path.
+  const belowOnly = expr.endsWith('/');
+  const anchored = expr.startsWith('/');
+  if (anchored) expr = expr.slice(1);
+  const before = anchored ? '(?:|/)' : `(?:|${ANY}*/)`;
+  const after = belowOnly ? `(?:|${ANY}*)` : `(?:|/${ANY}*)`;
   try {
-    return { re: new RegExp(expr), negate };
+    return { pattern: new RegExp(`^${before}${expr}${after}$`), reinclude };
   } catch {
-    return null; // Go's regexp.Compile fails too: the line is dropped
+    return null;
   }
 }
 
 export class Excluder {
-  private readonly patterns: { re: RegExp; negate: boolean }[];
+  private readonly lines: readonly ExcludeLine[];
 
   constructor(lines: readonly string[]) {
-    this.patterns = lines.map(patternRegExp).filter((p): p is { re: RegExp; negate: boolean } => p !== null);
+    this.lines = lines.map(parseExcludeLine).filter((l): l is ExcludeLine => l !== null);
   }
 
-  /** The patterns of -exclude (anchored), -exclude-wildcard and the lines of the -exclude-from files' contents. */
+  /** The lines of -exclude (anchored), -exclude-wildcard and the -exclude-from files' contents. */
   static fromOptions(exclude: readonly string[], wildcard: readonly string[], fromFileContents: readonly string[]): Excluder {
-    return new Excluder([...exclude.map((p) => '/' + p), ...wildcard, ...fromFileContents.flatMap((c) => c.split('\n'))]);
+    return new Excluder([...exclude.map((p) => `/${p}`), ...wildcard, ...fromFileContents.flatMap((c) => c.split('\n'))]);
   }
 
-  /** True when the relative plaintext path (no leading slash; "" = root, never excluded) is hidden. */
+  /** True when the relative plaintext path (no leading slash; "" = the root, never hidden) is hidden. */
   matches(path: string): boolean {
     if (path === '') return false;
-    let hit = false;
-    for (const p of this.patterns) {
-      if (!p.re.test(path)) continue;
-      if (!p.negate) hit = true;
-      else if (hit) hit = false;
+    for (let i = this.lines.length - 1; i >= 0; i--) {
+      const l = this.lines[i]!;
+      if (l.pattern.test(path)) return !l.reinclude;
     }
-    return hit;
+    return false;
   }
 }

@@ -1,17 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  bool,
-  expandOArgs,
-  list,
-  normaliseArgv,
-  num,
-  parseArgs,
-  parseGoDuration,
-  parseGoInt,
-  splitCsv,
-  str,
-} from '../../src/cli/args.js';
+import { bool, list, normaliseArgv, num, parseArgs, str } from '../../src/cli/flags/command-line.js';
+import { expandOArgs } from '../../src/cli/flags/go-flags.js';
+import { parseGoDuration, parseGoInt, splitCsv } from '../../src/cli/flags/go-values.js';
 import { CliError } from '../../src/cli/exit-codes.js';
 import { extpassCommand } from '../../src/cli/password.js';
 import { unhexMasterKey } from '../../src/cli/masterkey.js';
@@ -46,6 +37,8 @@ test('normaliseArgv: single and double dash, =value, bool=false, aliases, --', (
   usage(() => normaliseArgv(['--no-raw64']), /unknown flag: --no-raw64/);
   usage(() => normaliseArgv(['-passfile']), /flag needs an argument: --passfile/);
   usage(() => normaliseArgv(['-ro=maybe']), /invalid argument "maybe" for "--ro" flag/);
+  usage(() => normaliseArgv(['-=x']), /bad flag syntax: --=x\./);
+  usage(() => normaliseArgv(['---x']), /bad flag syntax: ---x\./);
 });
 
 test('expandOArgs: fstab kernel options (noatime, ...) from mount.fuse go to -ko', () => {

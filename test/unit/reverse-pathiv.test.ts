@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { blockIV, Excluder, fileIVs, InoMap, pathIV, patternRegExp } from '../../src/reverse/index.js';
+import { blockIV, Excluder, fileIVs, InoMap, pathIV } from '../../src/reverse/index.js';
 
 test('pathiv: the root DirIV is a8f7bac4… (format.md §9.2)', () => {
   assert.equal(pathIV('', 'DIRIV').toString('hex'), 'a8f7bac432ddc1cb3dc74e684d6ae48b');
@@ -35,20 +35,6 @@ test('exclude patterns: -exclude is anchored at the root, -exclude-wildcard matc
   for (const p of hidden) assert.equal(ex.matches(p), true, p);
   for (const p of shown) assert.equal(ex.matches(p), false, p);
   assert.equal(ex.matches(''), false, 'the root is never excluded');
-});
-
-test('exclude patterns: the regular expressions go-gitignore builds', () => {
-  const src = (line: string): string => patternRegExp(line)!.re.source;
-  const re = (expr: string): string => new RegExp(expr).source;
-  assert.equal(src('foo'), re(String.raw`^(|.*/)foo(|/.*)$`));
-  assert.equal(src('/foo/*.c'), re(String.raw`^(|/)foo/([^/]*)\.c(|/.*)$`));
-  assert.equal(src('foo/*.c'), src('/foo/*.c'), 'a slash before *. anchors the pattern');
-  assert.equal(src('a/**/b'), re(String.raw`^(|.*/)a(/|/.+/)b(|/.*)$`));
-  assert.equal(src('dir/'), re(String.raw`^(|.*/)dir/(|.*)$`));
-  assert.equal(src('  # x'), re(String.raw`^(|.*/) x(|/.*)$`), 'comments only at the start of the raw line');
-  assert.equal(patternRegExp('#x'), null);
-  assert.equal(patternRegExp('   '), null);
-  assert.equal(patternRegExp('!x')!.negate, true);
 });
 
 test('InoMap: the root device keeps its inode numbers; other devices, virtual files and huge numbers get their own', () => {

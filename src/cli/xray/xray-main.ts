@@ -7,16 +7,19 @@
  *   tscryptfs-xray -encrypt-paths|-decrypt-paths [-0] SOCKET
  *                                                     translate paths from stdin through a mount's -ctlsock
  *
- * Flags follow Go's flag package: -x or --x, -x=value, parsing stops at the
- * first argument that is not a flag; an unknown flag is exit 2, a wrong
- * number of arguments exit 1 (with the usage).
+ * Flags follow Go's flag package, read by the scanner tscryptfs uses too
+ * (../flags/go-flags.ts): -x or --x, -x=value, parsing stops at the first
+ * argument that is not a flag; an unknown flag is exit 2, a wrong number of
+ * arguments exit 1 (with the usage).
  */
 import { openSync, closeSync } from 'node:fs';
 import type { CipherName } from '../../crypto/index.js';
 import { readConfFile, unlockConf } from '../../config/index.js';
 import { hasCode } from '../../util/errors.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { describeError, Output } from '../output.js';
+import { flagLookup, type FlagSpec } from '../flags/flag-table.js';
+import { GoFlagError, scanGoFlags } from '../flags/go-flags.js';
+import { describeError, goQuote, Output } from '../output.js';
 import { readPasswordOnce, wipe } from '../password.js';
 import { packageVersion } from '../version.js';
 import { inspectFile } from './inspect.js';
@@ -24,20 +27,19 @@ import { transformPaths } from './paths.js';
 
 const NAME = 'tscryptfs-xray';
 
-const BOOL_FLAGS = ['0', 'aegis', 'aessiv', 'decrypt-paths', 'dumpmasterkey', 'encrypt-paths', 'version', 'xchacha'] as const;
-type BoolFlag = (typeof BOOL_FLAGS)[number];
-
-const FLAG_HELP: [string, string][] = [
-  ['0', 'Use \\0 instead of \\n as separator'],
-  ['aegis', 'Assume AEGIS-256X2 mode instead of AES-GCM'],
-  ['aessiv', 'Assume AES-SIV mode instead of AES-GCM'],
-  ['decrypt-paths', 'Decrypt file paths using gocryptfs control socket'],
-  ['dumpmasterkey', 'Decrypt and dump the master key'],
-  ['encrypt-paths', 'Encrypt file paths using gocryptfs control socket'],
-  ['fido2 string', 'Protect the masterkey using a FIDO2 token instead of a password (not supported)'],
-  ['version', 'Print version information'],
-  ['xchacha', 'Assume XChaCha20-Poly1305 mode instead of AES-GCM'],
+/** gocryptfs-xray's flags (-h and -help are Go's flag package's own). */
+const XRAY_FLAGS: readonly FlagSpec[] = [
+  { name: '0', kind: 'bool', status: 'ok', help: 'Use \\0 instead of \\n as separator' },
+  { name: 'aegis', kind: 'bool', status: 'ok', help: 'Assume AEGIS-256X2 mode instead of AES-GCM' },
+  { name: 'aessiv', kind: 'bool', status: 'ok', help: 'Assume AES-SIV mode instead of AES-GCM' },
+  { name: 'decrypt-paths', kind: 'bool', status: 'ok', help: 'Decrypt file paths using gocryptfs control socket' },
+  { name: 'dumpmasterkey', kind: 'bool', status: 'ok', help: 'Decrypt and dump the master key' },
+  { name: 'encrypt-paths', kind: 'bool', status: 'ok', help: 'Encrypt file paths using gocryptfs control socket' },
+  { name: 'fido2', kind: 'string', status: 'unimplemented', help: 'Protect the masterkey using a FIDO2 token instead of a password (not supported)' },
+  { name: 'version', kind: 'bool', status: 'ok', help: 'Print version information' },
+  { name: 'xchacha', kind: 'bool', status: 'ok', help: 'Assume XChaCha20-Poly1305 mode instead of AES-GCM' },
 ];
+const findXrayFlag = flagLookup(XRAY_FLAGS);
 
 export interface XrayIo {
   stdout: { write(s: string): unknown };
@@ -49,10 +51,20 @@ function versionLine(): string {
   return `${NAME} ${packageVersion()}; node ${process.version}; ${process.platform}/${process.arch}\n`;
 }
 
-/** Go's flag.PrintDefaults layout: one-letter flags on one line, others with the text on the next. */
+/**
+ * Go's flag.PrintDefaults layout, flags sorted by name: a one-letter
+ * boolean has its text on the same line, every other flag on the next;
+ * a string flag shows its type.
+ */
 function usage(io: XrayIo): void {
   io.stdout.write(`${versionLine()}\n`);
-  const opts = FLAG_HELP.map(([f, h]) => (f.length === 1 ? `  -${f}\t${h}\n` : `  -${f}\n    \t${h}\n`)).join('');
+  const opts = [...XRAY_FLAGS]
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((f) => {
+      const term = f.kind === 'string' ? `${f.name} string` : f.name;
+      return term.length === 1 ? `  -${term}\t${f.help}\n` : `  -${term}\n    \t${f.help}\n`;
+    })
+    .join('');
   io.stderr.write(
     `Usage: ${NAME} [OPTIONS] FILE\n\nOptions:\n${opts}\nExamples:\n` +
       `  ${NAME} myfs/mCXnISiv7nEmyc0glGuhTQ\n  ${NAME} -dumpmasterkey myfs/gocryptfs.conf\n  ${NAME} -encrypt-paths myfs.sock\n`,
@@ -60,55 +72,51 @@ function usage(io: XrayIo): void {
 }
 
 interface XrayArgs {
-  flags: Set<BoolFlag>;
+  /** The boolean flags that are on. */
+  flags: Set<string>;
   fido2: string;
   positional: string[];
 }
 
-/** Go flag parsing; a number is the exit code to stop with (Go flag package: -h → 0, bad flag → 2). */
+/** Go's flag package's message for what the scanner could not read. */
+function goFlagMessage(err: GoFlagError): string {
+  switch (err.problem) {
+    case 'unknown':
+      return `flag provided but not defined: -${err.flag}`;
+    case 'needs-value':
+      return `flag needs an argument: -${err.flag}`;
+    case 'not-bool':
+      return `invalid boolean value ${goQuote(err.value ?? '')} for -${err.flag}: parse error`;
+    case 'bad-syntax':
+      return `bad flag syntax: ${err.word}`;
+  }
+}
+
+/**
+ * Reads argv as Go's flag package does (flags end at the first argument);
+ * a number is the exit code to stop with: -h and -help, which Go answers
+ * when no flag of that name exists, print the usage and exit 0, a flag it
+ * cannot read exits 2 after the usage.
+ */
 function parse(argv: readonly string[], io: XrayIo): XrayArgs | number {
   const a: XrayArgs = { flags: new Set(), fido2: '', positional: [] };
-  let i = 0;
-  for (; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') {
-      i++;
-      break;
+  try {
+    for (const w of scanGoFlags(argv, findXrayFlag, { interspersed: false })) {
+      if (w.type === 'arg') a.positional.push(w.value);
+      else if (w.type === 'flag' && typeof w.value === 'string') a.fido2 = w.value;
+      else if (w.type === 'flag' && w.value) a.flags.add(w.spec.name);
+      else if (w.type === 'flag') a.flags.delete(w.spec.name);
     }
-    if (arg.length < 2 || arg[0] !== '-') break;
-    const body = arg.replace(/^--?/, '');
-    const eq = body.indexOf('=');
-    const name = eq >= 0 ? body.slice(0, eq) : body;
-    const value = eq >= 0 ? body.slice(eq + 1) : undefined;
-    if (name === 'h' || name === 'help') {
+  } catch (err) {
+    if (!(err instanceof GoFlagError)) throw err;
+    if (err.problem === 'unknown' && (err.flag === 'h' || err.flag === 'help')) {
       usage(io);
       return 0;
     }
-    if (name === 'fido2') {
-      const v = value ?? argv[++i];
-      if (v === undefined) {
-        io.stderr.write('flag needs an argument: -fido2\n');
-        usage(io);
-        return 2;
-      }
-      a.fido2 = v;
-      continue;
-    }
-    if (!(BOOL_FLAGS as readonly string[]).includes(name)) {
-      io.stderr.write(`flag provided but not defined: -${name}\n`);
-      usage(io);
-      return 2;
-    }
-    const on = value === undefined ? true : ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value) ? true : ['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(value) ? false : null;
-    if (on === null) {
-      io.stderr.write(`invalid boolean value ${JSON.stringify(value)} for -${name}: parse error\n`);
-      usage(io);
-      return 2;
-    }
-    if (on) a.flags.add(name as BoolFlag);
-    else a.flags.delete(name as BoolFlag);
+    io.stderr.write(`${goFlagMessage(err)}\n`);
+    usage(io);
+    return 2;
   }
-  a.positional = argv.slice(i);
   return a;
 }
 

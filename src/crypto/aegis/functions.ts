@@ -89,21 +89,3 @@ export function aegisDecrypt(
   if (!ok) throw authError(`${v.title}: message authentication failed`);
   return out;
 }
-
-type EncryptFn = (key: Uint8Array, nonce: Uint8Array, msg: Uint8Array, ad: Uint8Array, tagLen?: number, backend?: AegisBackend) => AegisCiphertext;
-type DecryptFn = (key: Uint8Array, nonce: Uint8Array, ciphertext: Uint8Array, tag: Uint8Array, ad: Uint8Array, backend?: AegisBackend) => Uint8Array;
-const enc = (variant: AegisVariant): EncryptFn => (key, nonce, msg, ad, tagLen = 16, backend) => aegisEncrypt(variant, key, nonce, msg, ad, tagLen, backend);
-const dec = (variant: AegisVariant): DecryptFn => (key, nonce, ct, tag, ad, backend) => aegisDecrypt(variant, key, nonce, ct, tag, ad, backend);
-
-export const aegis256x2Encrypt: EncryptFn = enc('aegis256x2');
-export const aegis256x2Decrypt: DecryptFn = dec('aegis256x2');
-export const aegis128x2Encrypt: EncryptFn = enc('aegis128x2');
-export const aegis128x2Decrypt: DecryptFn = dec('aegis128x2');
-export const aegis256Encrypt: EncryptFn = enc('aegis256');
-export const aegis256Decrypt: DecryptFn = dec('aegis256');
-export const aegis128lEncrypt: EncryptFn = enc('aegis128l');
-export const aegis128lDecrypt: DecryptFn = dec('aegis128l');
-export const aegis256x4Encrypt: EncryptFn = enc('aegis256x4');
-export const aegis256x4Decrypt: DecryptFn = dec('aegis256x4');
-export const aegis128x4Encrypt: EncryptFn = enc('aegis128x4');
-export const aegis128x4Decrypt: DecryptFn = dec('aegis128x4');

@@ -28,21 +28,5 @@ export { aegisNativeStatus, type AegisNativeStatus } from './native.js';
 export { AEGIS_ENV, aegisMode, type AegisMode } from './mode.js';
 export { aegisAvailability, aegisNativeAvailable, type AegisAvailability, type AegisBackend } from './backend.js';
 export type { AegisTagLength } from './aegis-ts.js';
-export {
-  aegisEncrypt,
-  aegisDecrypt,
-  aegis256x2Encrypt,
-  aegis256x2Decrypt,
-  aegis128x2Encrypt,
-  aegis128x2Decrypt,
-  aegis256Encrypt,
-  aegis256Decrypt,
-  aegis128lEncrypt,
-  aegis128lDecrypt,
-  aegis256x4Encrypt,
-  aegis256x4Decrypt,
-  aegis128x4Encrypt,
-  aegis128x4Decrypt,
-  type AegisCiphertext,
-} from './functions.js';
+export { aegisEncrypt, aegisDecrypt, type AegisCiphertext } from './functions.js';
 export { Aegis256X2Aead, Aegis128X2Aead, createAegisAead, type AegisAead } from './aegis-aead.js';

@@ -1,7 +1,7 @@
 /**
  * Output buffers for seal/open. Allocating a fresh ArrayBuffer per 4 KiB
- * block costs more than AEGIS itself does on AES-NI (≈1.5 µs against
- * ≈0.4 µs), so small outputs are carved out of a shared slab, the way
+ * block costs more than AEGIS itself does on AES-NI (performance.txt §12),
+ * so small outputs are carved out of a shared slab, the way
  * `Buffer.allocUnsafe` serves small sizes from its pool (and so the way the
  * node:crypto backends' `Buffer.concat` results already are): a returned
  * array may be a view into a larger ArrayBuffer, so code must honour its
