@@ -144,10 +144,21 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
   });
   operations.useAttrCache({ gen: () => fuse.attrGen() });
   let resolveClosed!: () => void;
+  // Until the binding reports the end of its loop, this process must not end:
+  // between an unmount and that report nothing else need keep the event
+  // loop alive (an in-process mount awaiting `closed` would see it empty).
+  const alive = setInterval(() => undefined, 2 ** 31 - 1);
   const closed = new Promise<void>((r) => (resolveClosed = r));
-  fuse.once('unmount', () => resolveClosed());
+  fuse.once('unmount', () => {
+    clearInterval(alive);
+    resolveClosed();
+  });
   await new Promise<void>((resolve, reject) => {
-    fuse.mount((err) => (err ? reject(Object.assign(new Error(`fuse mount failed: ${err.message}`), { code: 'EFUSEMOUNT' })) : resolve()));
+    fuse.mount((err) => {
+      if (!err) return resolve();
+      clearInterval(alive);
+      reject(Object.assign(new Error(`fuse mount failed: ${err.message}`), { code: 'EFUSEMOUNT' }));
+    });
   });
   // Every create, mkdir, mknod and symlink carries the mode the caller's
   // umask already shaped (the kernel applies it): ours must not apply
