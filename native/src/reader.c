@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include "reader.h"
+#include "format.h"
 #include "aead_block.h"
 #include "napi_args.h"
 #include <errno.h>
@@ -34,10 +35,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BLOCK 4096
-#define HEADER 18
-#define ID_LEN 16
-#define AAD_LEN (8 + ID_LEN)
+#define BLOCK TSCRYPTFS_BLOCK_SIZE
+#define HEADER TSCRYPTFS_HEADER_LEN
+#define ID_LEN TSCRYPTFS_FILE_ID_LEN
+#define AAD_LEN TSCRYPTFS_BLOCK_AAD_LEN
 #define BUCKETS 1024
 
 /* One registered handle: its cipher file descriptor and fence slot. */
@@ -196,7 +197,7 @@ static int reader_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t of
     if (n > 0) {
         uint8_t hdr[HEADER];
         if (!(h.has_id && h.id_seq == started)) {
-            if (!pread_full(h.fd, hdr, HEADER, 0) || hdr[0] != 0 || hdr[1] != 2) return pass(r);
+            if (!pread_full(h.fd, hdr, HEADER, 0) || hdr[0] != 0 || hdr[1] != TSCRYPTFS_HEADER_VERSION) return pass(r);
             memcpy(h.id, hdr + 2, ID_LEN);
         }
         const uint64_t first = (uint64_t)off / BLOCK, last = ((uint64_t)off + n - 1) / BLOCK;

@@ -4,13 +4,14 @@
  * goroutines (contentenc.EncryptBlocks); here the second pair of hands is a
  * libfuse thread that would otherwise spin idle, waiting for JavaScript to
  * answer the very WRITE being sealed: the patched binding calls the
- * assist hook below from that spin. The caller never waits for anyone to
+ * assist hook (fuse_hooks.h) from that spin. The caller never waits for anyone to
  * join: all take chunks from one counter. Which thread seals which chunk
  * does not change the bytes.
  */
 #ifndef TSCRYPTFS_SHARED_JOB_H
 #define TSCRYPTFS_SHARED_JOB_H
 
+#include "fuse_hooks.h"
 #include <node_api.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,14 +32,6 @@ int shared_job_run(chunk_fn fn, void (*drop)(void *scratch), void *arg, size_t n
 
 /* Takes and does chunks of the open job, if any; returns how many. Cheap when there is none (one atomic load). */
 int shared_job_assist(void);
-
-#define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
-
-/* What the binding's setAssistHook receives (it declares the same struct). */
-struct tscryptfs_assist_hook {
-    uint32_t magic;
-    int (*assist)(void);
-};
 
 /* Adds assistHook() (an external for setAssistHook) and sharedJobStats() to `exports`; 0 on failure. */
 int shared_job_register(napi_env env, napi_value exports);
