@@ -1,10 +1,11 @@
 /**
  * The one place that loads fuse-native. We need the build patched by
- * scripts/patch-fuse-native.mjs at install time (utimens, fgetattr, create
- * flags, 64-bit inodes, the 'unmount' event, no 15 s timeout, the
- * security.capability short-cut); an unpatched or missing build is refused
- * with the reason.
+ * scripts/patch-fuse-native.mjs at install time, at the level
+ * patches/fuse-native.json names (Documentation/fuse-native.md lists what
+ * the patch changes), running on libfuse 2.9, whose internals the patch
+ * depends on; anything else is refused with the reason.
  */
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { EventEmitter } from 'node:events';
 
@@ -31,14 +32,41 @@ export type FuseTime = [number, number] | null;
 export interface FuseConstructor {
   new (mnt: string, ops: Record<string, unknown>, opts: Record<string, unknown>): FuseInstance;
   unmount(mnt: string, cb: (err: Error | null) => void): void;
-  /** utimensat(2) without following symlinks, exact to the nanosecond; 0 or -errno. */
-  utimensat(path: string, atime: FuseTime, mtime: FuseTime): number;
-  /** mknod(2); 0 or -errno. */
-  mknod(path: string, mode: number, dev: number): number;
+  /** fuse_version() of the libfuse the binding runs with (29 for 2.9.x). */
+  libfuseVersion(): number;
+}
+
+/** The patch this build must carry: patches/fuse-native.json (written by scripts/make-fuse-native-patch.mjs). */
+export interface PatchInfo {
+  package: string;
+  version: string;
+  level: number;
+  /** fuse_version() of the libfuse it was made and tested for. */
+  libfuse: number;
+}
+
+/** patches/fuse-native.json, from dist/src/fuse or src/fuse. */
+export function patchInfo(): PatchInfo {
+  for (const rel of ['../../../patches/fuse-native.json', '../../patches/fuse-native.json']) {
+    try {
+      return JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as PatchInfo;
+    } catch {
+      // the other layout
+    }
+  }
+  throw new FuseUnavailableError('patches/fuse-native.json is missing from this installation');
 }
 
 export class FuseUnavailableError extends Error {
   readonly code = 'ENOFUSE';
+}
+
+const libfuseName = (v: number): string => `${Math.floor(v / 10)}.${v % 10}`;
+
+/** Why libfuse `found` (fuse_version()) cannot run the patch made for `want`, or null when it can. */
+export function libfuseMismatch(found: number, want: number): string | null {
+  if (found === want) return null;
+  return `libfuse ${libfuseName(found)} is loaded; the fuse-native patch depends on the internals of libfuse ${libfuseName(want)} (Documentation/fuse-native.md)`;
 }
 
 let cached: FuseConstructor | undefined;
@@ -52,9 +80,13 @@ export function loadFuse(): FuseConstructor {
   } catch (err) {
     throw new FuseUnavailableError(`fuse-native cannot be loaded: ${(err as Error).message.split('\n')[0]} (is libfuse2 installed?)`);
   }
-  if (typeof Fuse.prototype._onexit !== 'function' || typeof Fuse.utimensat !== 'function') {
-    throw new FuseUnavailableError('fuse-native is not the patched build; run npm rebuild or npm ci (scripts/patch-fuse-native.mjs)');
+  const want = patchInfo();
+  // index.js refuses a binary of another level; a build of another patch has no libfuseVersion.
+  if (typeof Fuse.prototype._onexit !== 'function' || typeof Fuse.libfuseVersion !== 'function') {
+    throw new FuseUnavailableError(`fuse-native is not built with tscryptfs's patch level ${want.level}; run npm ci (scripts/patch-fuse-native.mjs)`);
   }
+  const wrongLibfuse = libfuseMismatch(Fuse.libfuseVersion(), want.libfuse);
+  if (wrongLibfuse) throw new FuseUnavailableError(wrongLibfuse);
   cached = Fuse;
   return Fuse;
 }

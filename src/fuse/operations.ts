@@ -13,7 +13,7 @@
 import { constants as C, type BigIntStats } from 'node:fs';
 import { constants as OS } from 'node:os';
 import type { PackedListing, Vault, VaultFile } from '../vault/index.js';
-import { STAT_WORDS } from '../util/stat-words.js';
+import { STAT_WORDS, wordsOf } from '../util/stat-words.js';
 import type { Logger } from '../util/logger.js';
 import { toErrno } from './errno.js';
 import { CallCounter, makeAnswer, statfsReply } from './answer.js';
@@ -67,18 +67,20 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   const answer = makeAnswer(calls, log);
   let attrCache: AttrCacheHook | null = null;
   const forced = opts.forceOwner;
-  /** An entry's attributes as the kernel gets them: with -force_owner, that owner. */
-  const shown = forced
-    ? <S extends BigIntStats | undefined>(st: S): S => {
-        if (st) Object.assign(st, { uid: BigInt(forced.uid), gid: BigInt(forced.gid) });
-        return st;
-      }
-    : <S>(st: S): S => st;
+  /** The words of entry `i` as the kernel gets them: with -force_owner, that owner. */
+  const own = (w: Uint32Array, i: number): void => {
+    if (forced) [w[i * STAT_WORDS + 1], w[i * STAT_WORDS + 2]] = [forced.uid, forced.gid];
+  };
+  /** An entry's attributes as the binding takes them (src/util/stat-words.ts), shown as the kernel gets them. */
+  const shown = (st: Uint32Array | BigIntStats | undefined): Uint32Array | undefined => {
+    if (st === undefined) return undefined;
+    const w = wordsOf(st);
+    own(w, 0);
+    return w;
+  };
   /** The same for a listing's packed attributes. */
   const shownWords = (l: PackedListing): PackedListing => {
-    if (forced) {
-      for (let i = 0; i < l.names.length; i++) [l.words[i * STAT_WORDS + 1], l.words[i * STAT_WORDS + 2]] = [forced.uid, forced.gid];
-    }
+    for (let i = 0; i < l.names.length; i++) own(l.words, i);
     return l;
   };
   /**
@@ -88,7 +90,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
    * that getattr without another trip here. A failing stat only means the
    * getattr comes here after all.
    */
-  const answerWithStat = (op: string, path: string, cb: FuseCallback, work: () => Promise<unknown>, stat: () => Promise<BigIntStats> = () => vault.stat(path, { bigint: true })): void => {
+  const answerWithStat = (op: string, path: string, cb: FuseCallback, work: () => Promise<unknown>, stat: () => Promise<Uint32Array | BigIntStats> = () => vault.statWords(path)): void => {
     answer(op, path, cb, async () => {
       await work();
       return stat().catch(() => undefined);
@@ -124,11 +126,11 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     getattr(path: string, cb: FuseCallback): void {
-      answer('getattr', path, cb, () => (hidden.has(path) ? hidden.stat(path) : vault.stat(path, { bigint: true })), (st: BigIntStats) => [shown(st)]);
+      answer('getattr', path, cb, () => (hidden.has(path) ? hidden.stat(path) : vault.statWords(path)), (st: Uint32Array | BigIntStats) => [shown(st)]);
     },
 
     fgetattr(path: string, fh: number, cb: FuseCallback): void {
-      answer('fgetattr', path, cb, async () => (hidden.has(path) ? hidden.stat(path) : handles.get(fh) ? handle(fh).stat({ bigint: true }) : vault.stat(path, { bigint: true })), (st: BigIntStats) => [shown(st)]);
+      answer('fgetattr', path, cb, async () => (hidden.has(path) ? hidden.stat(path) : handles.get(fh) ? handle(fh).stat({ bigint: true }) : vault.statWords(path)), (st: Uint32Array | BigIntStats) => [shown(st)]);
     },
 
     access(path: string, mode: number, cb: FuseCallback): void {

@@ -12,10 +12,15 @@ import { CallCounter, makeAnswer, statfsReply } from './answer.js';
 import type { FuseCallback } from './fuse-native.js';
 import { HandleTable } from './handle-table.js';
 import type { FuseOperations } from './operations.js';
+import { wordsOf } from '../util/stat-words.js';
 
 export function makeReverseOperations(view: ReverseView, log: Logger, forceOwner?: { uid: number; gid: number }): FuseOperations {
-  /** -force_owner: every entry shows that owner. */
-  const shown = (st: BigIntStats): BigIntStats => (forceOwner ? Object.assign(st, { uid: BigInt(forceOwner.uid), gid: BigInt(forceOwner.gid) }) : st);
+  /** The attributes as the binding takes them; with -force_owner, that owner. */
+  const shown = (st: BigIntStats): Uint32Array => {
+    const w = wordsOf(st);
+    if (forceOwner) [w[1], w[2]] = [forceOwner.uid, forceOwner.gid];
+    return w;
+  };
   const handles = new HandleTable<ReverseFile>();
   const calls = new CallCounter();
   const answer = makeAnswer(calls, log);

@@ -50,6 +50,25 @@ export function putStatWords(w: Uint32Array, i: number, st: BigIntStats): void {
   putTime(w, at + 19, st.ctimeNs);
 }
 
+/** Attributes as the words the patched binding takes: as they are, or packed from a (bigint) Stats object. */
+export function wordsOf(st: Uint32Array | BigIntStats | Stats): Uint32Array {
+  if (st instanceof Uint32Array) return st;
+  const w = new Uint32Array(STAT_WORDS);
+  const big = typeof st.mode === 'bigint' ? (st as BigIntStats) : toBig(st as Stats);
+  putStatWords(w, 0, big);
+  return w;
+}
+
+/** The fields putStatWords reads, of a Stats object with number fields. */
+function toBig(st: Stats): BigIntStats {
+  const ns = (ms: number): bigint => BigInt(Math.round(ms * 1e6));
+  return {
+    mode: BigInt(st.mode), uid: BigInt(st.uid), gid: BigInt(st.gid), size: BigInt(st.size), dev: BigInt(st.dev), nlink: BigInt(st.nlink),
+    ino: BigInt(st.ino), rdev: BigInt(st.rdev), blksize: BigInt(st.blksize), blocks: BigInt(st.blocks),
+    atimeNs: ns(st.atimeMs), mtimeNs: ns(st.mtimeMs), ctimeNs: ns(st.ctimeMs),
+  } as unknown as BigIntStats;
+}
+
 /** Copies entry 0 of `src` into entry `i` of `dst`. */
 export function putWords(dst: Uint32Array, i: number, src: Uint32Array): void {
   dst.set(src.subarray(0, STAT_WORDS), i * STAT_WORDS);
