@@ -11,13 +11,16 @@
  *   before(() => { if (unmet('mount')) return; ... });  // hooks run even when every test skips
  */
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadNativeAddon } from '../../src/util/native-addon.js';
 import { loadFuse } from '../../src/fuse/fuse-native.js';
 
 export type Need =
   /** uid 0: mounts with -allow_other, other users' files, chown, device nodes. */
   | 'root'
+  /** Other users can run this checkout's bin/tscryptfs: every directory above it is searchable by others. */
+  | 'others-reach-checkout'
   /** A FUSE mount can be made: /dev/fuse, the patched fuse-native binding, fusermount; implies root. */
   | 'mount'
   /** /usr/bin/gocryptfs and /usr/bin/gocryptfs-xray (Debian's gocryptfs 2.3). */
@@ -59,8 +62,26 @@ function fuseDevice(): string | null {
   return major === 10 && minor === 229 ? null : `/dev/fuse is device ${major},${minor}, not FUSE (10,229)`;
 }
 
+/** The first directory from the checkout up to / that others may not enter, or null. */
+function closedAncestor(): string | null {
+  // dist/test/helpers/requirements.js -> the checkout's root.
+  let dir = fileURLToPath(new URL('../../../', import.meta.url));
+  for (;;) {
+    if ((statSync(dir).mode & 0o001) === 0) return dir;
+    const up = dirname(dir);
+    if (up === dir) return null;
+    dir = up;
+  }
+}
+
 const CHECKS: Record<Need, () => string | null> = {
   root: () => (process.getuid?.() === 0 ? null : `needs root (running as uid ${process.getuid?.()})`),
+  'others-reach-checkout': () => {
+    const closed = closedAncestor();
+    return closed === null
+      ? null
+      : `other users cannot run this checkout: ${closed} is not searchable by others (chmod o+x it, or clone below a directory they may enter)`;
+  },
   mount: () => {
     const notRoot = CHECKS.root();
     if (notRoot) return notRoot;
