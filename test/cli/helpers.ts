@@ -14,6 +14,8 @@ import { BIN, REPO_ROOT } from '../helpers/paths.js';
 export { BIN, REPO_ROOT as ROOT, VECTORS_DIR as FIXTURES } from '../helpers/paths.js';
 import { GOCRYPTFS_BIN as GOCRYPTFS, GOCRYPTFS_XRAY_BIN as XRAY } from '../helpers/requirements.js';
 import { validate, type Schema } from '../helpers/json-schema.js';
+import { Output } from '../../src/cli/output.js';
+import { runSpeed } from '../../src/cli/speed.js';
 export { GOCRYPTFS, XRAY };
 
 export interface RunResult {
@@ -148,4 +150,20 @@ export function jsonOf(r: RunResult, schemaName: string): Record<string, unknown
   const doc = JSON.parse(r.stdout) as Record<string, unknown>;
   assert.deepEqual(validate(jsonSchema(schemaName), doc), [], r.stdout);
   return doc;
+}
+
+/** -speed in this process with TSCRYPTFS_AEGIS=off and 2 ms rows (text, or with -json); returns stdout. */
+export function speedWithoutAegis(json: boolean): string {
+  let stdout = '';
+  const out = new Output({ stdout: { write: (s: string) => (stdout += s) }, stderr: { write: () => true } });
+  out.json = json;
+  const saved = process.env.TSCRYPTFS_AEGIS;
+  process.env.TSCRYPTFS_AEGIS = 'off';
+  try {
+    runSpeed(out, 2);
+  } finally {
+    if (saved === undefined) delete process.env.TSCRYPTFS_AEGIS;
+    else process.env.TSCRYPTFS_AEGIS = saved;
+  }
+  return stdout;
 }

@@ -7,7 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, promises as fsp, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanup, FIXTURES, initVault, jsonOf, lines, tempDir, tscryptfs } from './helpers.js';
+import { cleanup, FIXTURES, initVault, jsonOf, jsonSchema, lines, speedWithoutAegis, tempDir, tscryptfs } from './helpers.js';
+import { validate } from '../helpers/json-schema.js';
+import { SPEED_ROWS } from '../../src/cli/speed.js';
 
 let tmp: string;
 before(async () => {
@@ -72,6 +74,28 @@ test('-version -json: the parts of the -version line, valid against version.sche
   assert.ok(line.startsWith(`tscryptfs ${doc.tscryptfs}; node ${doc.node}; ${doc.platform}/${doc.arch}; `), line);
   assert.ok(line.includes(`; libfuse ${doc.libfuse ?? 'none'}; OpenSSL ${doc.openssl}; `), line);
   assert.equal(doc.fuseProblem === null, doc.fusePatchLevel !== null);
+});
+
+test('-speed -json: the version, the cpu and every row of the text output, valid against speed.schema.json', async () => {
+  const r = await tscryptfs(['-speed', '-json'], { timeoutMs: 30_000 });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, '');
+  const doc = jsonOf(r, 'speed');
+  assert.deepEqual(validate(jsonSchema('version'), doc.version), []);
+  const results = doc.results as Array<{ name: string; cipher: string; implementation: string; mbPerSec: number | null; selected: boolean }>;
+  assert.deepEqual(results.map((x) => x.name), SPEED_ROWS.map((row) => row.name));
+  for (const x of results) assert.equal(`${x.cipher}-${x.implementation}`, x.name);
+  // As the text marks them: node:crypto for the gocryptfs 2.3 ciphers, one AEGIS-256X2 implementation.
+  assert.deepEqual(results.filter((x) => x.selected && !x.name.startsWith('AEGIS')).map((x) => x.implementation), ['OpenSSL', 'OpenSSL', 'OpenSSL']);
+  assert.equal(results.filter((x) => x.selected && x.cipher === 'AEGIS-256X2').length, 1);
+  assert.ok(results.filter((x) => x.implementation === 'OpenSSL').every((x) => x.mbPerSec !== null && x.mbPerSec > 0));
+});
+
+test('-speed -json with TSCRYPTFS_AEGIS=off: AEGIS rows null and unselected (in-process, short rows)', () => {
+  const stdout = speedWithoutAegis(true);
+  const doc = jsonOf({ code: 0, signal: null, stdout, stderr: '' }, 'speed');
+  const aegis = (doc.results as Array<{ cipher: string; mbPerSec: unknown; selected: boolean }>).filter((x) => x.cipher.startsWith('AEGIS'));
+  assert.deepEqual(aegis.map((x) => [x.mbPerSec, x.selected]), [[null, false], [null, false], [null, false], [null, false]]);
 });
 
 describe('-json with anything but -info, -fsck, -speed, -version: a usage error', () => {

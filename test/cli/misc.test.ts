@@ -2,9 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp, readFileSync, realpathSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { cleanup, gocryptfs, initVault, lines, ROOT, snapshot, tempDir, tscryptfs } from './helpers.js';
-import { Output } from '../../src/cli/output.js';
-import { runSpeed } from '../../src/cli/speed.js';
+import { cleanup, gocryptfs, initVault, lines, ROOT, snapshot, speedWithoutAegis, tempDir, tscryptfs } from './helpers.js';
 import { aegisNativeAvailable, aegisNativeStatus } from '../../src/crypto/index.js';
 import { needs } from '../helpers/requirements.js';
 
@@ -186,16 +184,7 @@ test('-speed: version, cpu line, ten rows (AEGIS per implementation), auto-mode 
 });
 
 test('-speed with TSCRYPTFS_AEGIS=off: the AEGIS rows are N/A and unmarked (in-process, short rows)', () => {
-  let text = '';
-  const out = new Output({ stdout: { write: (s: string) => (text += s) }, stderr: { write: () => true } });
-  const saved = process.env.TSCRYPTFS_AEGIS;
-  process.env.TSCRYPTFS_AEGIS = 'off';
-  try {
-    runSpeed(out, 2);
-  } finally {
-    if (saved === undefined) delete process.env.TSCRYPTFS_AEGIS;
-    else process.env.TSCRYPTFS_AEGIS = saved;
-  }
+  const text = speedWithoutAegis(false);
   const rows = lines(text).filter((x) => x.startsWith('AEGIS-'));
   assert.equal(rows.length, 4);
   for (const row of rows) assert.match(row, /^AEGIS-\S+\s*\t    N\/A$/);
