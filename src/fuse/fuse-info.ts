@@ -5,7 +5,7 @@
  * is linked against, read from this process's own memory map once it is
  * loaded. Nothing here mounts anything.
  */
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { loadFuse } from './fuse-native.js';
@@ -17,8 +17,26 @@ export interface FuseInfo {
   patchLevel: number | null;
   /** The libfuse version the loaded binding uses (from its file name, "2.9.9"); null when not loaded. */
   libfuse: string | null;
-  /** Why mounting cannot work here (the binding did not load), else null. */
+  /** Why mounting cannot work here (the binding did not load, no FUSE device), else null. */
   problem: string | null;
+}
+
+/**
+ * Why /dev/fuse cannot be the FUSE device (character device 10,229), or
+ * null when it is. libfuse would only say "fuse: device not found" (or a
+ * bare EINVAL for something else at that path) and try fusermount.
+ */
+export function fuseDeviceProblem(): string | null {
+  let st;
+  try {
+    st = statSync('/dev/fuse');
+  } catch {
+    return '/dev/fuse does not exist: this kernel or container has no FUSE (modprobe fuse; in a container, pass the device in, e.g. --device /dev/fuse)';
+  }
+  const major = (st.rdev >> 8) & 0xfff;
+  const minor = (st.rdev & 0xff) | ((st.rdev >> 12) & 0xfff00);
+  if (!st.isCharacterDevice() || major !== 10 || minor !== 229) return `/dev/fuse is not the FUSE device (character device 10,229)`;
+  return null;
 }
 
 /** The fuse-native package directory, or null. */
@@ -68,5 +86,5 @@ export function fuseInfo(): FuseInfo {
   // The binding index.js loaded (require caches it, so this loads nothing new).
   const binding = createRequire(join(dir, 'index.js'))('node-gyp-build')(dir) as { fuse_native_patched?: unknown };
   const level = typeof binding.fuse_native_patched === 'number' ? binding.fuse_native_patched : null;
-  return { fuseNative: version, patchLevel: level, libfuse: mappedLibfuse(), problem: null };
+  return { fuseNative: version, patchLevel: level, libfuse: mappedLibfuse(), problem: fuseDeviceProblem() };
 }
