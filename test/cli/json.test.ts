@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, promises as fsp, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanup, FIXTURES, initVault, jsonOf, jsonSchema, lines, speedWithoutAegis, tempDir, tscryptfs } from './helpers.js';
+import { cleanup, FIXTURES, initVault, jsonOf, jsonSchema, lines, ROOT, speedWithoutAegis, tempDir, tscryptfs } from './helpers.js';
 import { validate } from '../helpers/json-schema.js';
 import { SPEED_ROWS } from '../../src/cli/speed.js';
 
@@ -96,6 +96,14 @@ test('-speed -json with TSCRYPTFS_AEGIS=off: AEGIS rows null and unselected (in-
   const doc = jsonOf({ code: 0, signal: null, stdout, stderr: '' }, 'speed');
   const aegis = (doc.results as Array<{ cipher: string; mbPerSec: unknown; selected: boolean }>).filter((x) => x.cipher.startsWith('AEGIS'));
   assert.deepEqual(aegis.map((x) => [x.mbPerSec, x.selected]), [[null, false], [null, false], [null, false], [null, false]]);
+});
+
+test('the README\'s examples are valid against the schemas too', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const blocks = [...readme.matchAll(/^```json\n([\s\S]*?)^```$/gm)].map((m) => JSON.parse(m[1]!) as Record<string, unknown>);
+  const kinds = blocks.map((doc) => ('configPath' in doc ? 'info' : 'cipherdir' in doc ? 'fsck' : 'blockSize' in doc ? 'speed' : 'unknown'));
+  assert.deepEqual(kinds, ['info', 'fsck', 'speed']);
+  blocks.forEach((doc, i) => assert.deepEqual(validate(jsonSchema(kinds[i]!), doc), [], kinds[i]));
 });
 
 describe('-json with anything but -info, -fsck, -speed, -version: a usage error', () => {
