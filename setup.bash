@@ -11,11 +11,13 @@ cd "$(dirname "$0")"
 # libfuse2 is what the mount (fuse-native) links against; patch rebuilds
 # fuse-native at install time; fuse3 gives fusermount(3). gocryptfs (with
 # gocryptfs-xray) is the reference the tests compare against; attr, rsync,
-# sqlite3, git and python3 are programs the mount tests run inside a mount.
-APT_PACKAGES=(libfuse2 fuse3 patch gocryptfs attr rsync sqlite3 git python3)
+# sqlite3, git and python3 are programs the mount tests run inside a mount;
+# man-db renders the man pages, and systemd's systemd-analyze checks the
+# example unit, in their tests (systemd need not be running).
+APT_PACKAGES=(libfuse2 fuse3 patch gocryptfs attr rsync sqlite3 git python3 man-db systemd)
 
 need_apt=0
-for cmd in gocryptfs gocryptfs-xray fusermount3 getfattr patch rsync sqlite3 git python3; do
+for cmd in gocryptfs gocryptfs-xray fusermount3 getfattr patch rsync sqlite3 git python3 man systemd-analyze; do
   command -v "$cmd" >/dev/null 2>&1 || need_apt=1
 done
 [ -e /usr/lib/x86_64-linux-gnu/libfuse.so.2 ] || [ -e /lib/x86_64-linux-gnu/libfuse.so.2 ] || ldconfig -p 2>/dev/null | grep -q 'libfuse.so.2 ' || need_apt=1

@@ -3,14 +3,16 @@
  * symlink and xattr (src/vault/fsck), print one line per problem in
  * gocryptfs's wording and a summary, exit 26 (EXIT.FsckErrors) when
  * anything was found, 11 when interrupted. Read-only. On a terminal a
- * progress line on stderr shows how far the walk has come.
+ * progress line on stderr shows how far the walk has come. With -json the
+ * findings and the summary are one document at the end instead
+ * (Documentation/schemas/fsck.schema.json), with the same exit code.
  *
  * The key comes from the password (config file) or -masterkey / -zerokey
  * with the format flags, as for mounting.
  */
 import { isatty } from 'node:tty';
 import { confFormat, type FormatOptions } from '../config/index.js';
-import { corruptPaths, fsckCipherdir, type FsckFinding, type FsckProgress } from '../vault/fsck/index.js';
+import { corruptPaths, fsckCipherdir, type FsckFinding, type FsckProgress, type FsckReport } from '../vault/fsck/index.js';
 import { bool } from './flags/command-line.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -89,7 +91,7 @@ export async function runFsck(ctx: CliContext): Promise<void> {
       backend: ctx.backend,
       signal: abort.signal,
       skipUnreadable: process.geteuid?.() !== 0,
-      onFinding: (f) => print(findingLine(f)),
+      ...(!out.json && { onFinding: (f: FsckFinding) => print(findingLine(f)) }),
       ...(progress && { onProgress: (p: FsckProgress) => progress.update(progressText(p)) }),
     });
   } finally {
@@ -98,22 +100,68 @@ export async function runFsck(ctx: CliContext): Promise<void> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-  for (const s of report.skipped) print(`fsck: skipped ${goQuote(s.path)}: ${s.detail}`);
-  summarize(out, report.aborted, corruptPaths(report).length, report.skipped.length);
+  const code = exitCode(report);
+  if (out.json) out.printJson(fsckJson(ctx.cipherdir, report, code));
+  else for (const s of report.skipped) print(`fsck: skipped ${goQuote(s.path)}: ${s.detail}`);
+  summarize(out, report);
+  if (code !== EXIT.OK) throw new CliError(code, '');
 }
 
-function summarize(out: Output, aborted: boolean, corrupt: number, skipped: number): void {
-  if (aborted) {
+/** 11 when interrupted, 26 when anything was found or skipped, else 0. */
+function exitCode(report: FsckReport): number {
+  if (report.aborted) return EXIT.Other;
+  return report.findings.length > 0 || report.skipped.length > 0 ? EXIT.FsckErrors : EXIT.OK;
+}
+
+/** The closing lines, as gocryptfs prints them (with -json only the messages, on stderr). */
+function summarize(out: Output, report: FsckReport): void {
+  const corrupt = corruptPaths(report).length;
+  const skipped = report.skipped.length;
+  if (report.aborted) {
     out.info('fsck: aborted');
-    throw new CliError(EXIT.Other, '');
-  }
-  if (corrupt === 0 && skipped === 0) {
+  } else if (corrupt === 0 && skipped === 0) {
     out.info('fsck summary: no problems found');
-    return;
+  } else {
+    if (skipped > 0) out.warn('fsck: re-run this program as root to check all files!');
+    if (!out.json) out.print(`fsck summary: ${corrupt} corrupt files, ${skipped} files skipped\n`);
   }
-  if (skipped > 0) out.warn('fsck: re-run this program as root to check all files!');
-  out.print(`fsck summary: ${corrupt} corrupt files, ${skipped} files skipped\n`);
-  throw new CliError(EXIT.FsckErrors, '');
+}
+
+/**
+ * The block a 'block' finding names, and where it starts in the cipher
+ * file. The walk (src/vault/fsck/check-content.ts) words it as "block N
+ * ..., cipher offset M"; the numbers are read back from that text until
+ * FsckFinding carries them itself.
+ */
+function blockOf(f: FsckFinding): { block: number | null; cipherOffset: number | null } {
+  const m = f.kind === 'block' ? /^block (\d+) .*, cipher offset (\d+)$/.exec(f.detail) : null;
+  return m ? { block: Number(m[1]), cipherOffset: Number(m[2]) } : { block: null, cipherOffset: null };
+}
+
+/** The -fsck -json document. */
+export function fsckJson(cipherdir: string, report: FsckReport, exitCode: number): object {
+  return {
+    cipherdir,
+    findings: report.findings.map((f) => ({
+      kind: f.kind,
+      path: f.path,
+      cipherPath: f.cipherPath,
+      ...blockOf(f),
+      item: f.item ?? null,
+      detail: f.detail,
+    })),
+    skipped: report.skipped.map((s) => ({ path: s.path, cipherPath: s.cipherPath, detail: s.detail })),
+    summary: {
+      corruptFiles: corruptPaths(report).length,
+      skippedFiles: report.skipped.length,
+      dirs: report.dirs,
+      files: report.files,
+      symlinks: report.symlinks,
+      bytes: report.bytes,
+      aborted: report.aborted,
+    },
+    exitCode,
+  };
 }
 
 /** How often the progress line is redrawn (TSCRYPTFS_PROGRESS_MS, for tests; default 250 ms). */

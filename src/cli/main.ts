@@ -32,7 +32,7 @@ import { describeError, Output, PROGRAM_NAME } from './output.js';
 import { runPasswd } from './passwd.js';
 import { scrubProcessArgv } from './redact.js';
 import { runSpeed } from './speed.js';
-import { printVersion } from './version.js';
+import { printVersion, versionReport } from './version.js';
 
 /** Operation flags; at most one may be given, and each takes exactly one CIPHERDIR. */
 const ACTIONS: ReadonlyArray<{ flag: string; run: Action }> = [
@@ -41,6 +41,9 @@ const ACTIONS: ReadonlyArray<{ flag: string; run: Action }> = [
   { flag: 'passwd', run: runPasswd },
   { flag: 'fsck', run: runFsck },
 ];
+
+/** The actions that can print their result as JSON (-json). */
+const JSON_ACTIONS = ['info', 'fsck', 'speed', 'version'];
 
 /** -openssl=auto|true|false → our backend (auto and true: node:crypto). */
 function backendFromArgs(args: ParsedArgs): BackendName {
@@ -60,6 +63,9 @@ function checkCombinations(args: ParsedArgs): void {
   if (passfile && masterkey) throw new CliError(EXIT.Usage, 'The options -passfile and -masterkey cannot be used at the same time');
   if (extpass && masterkey) throw new CliError(EXIT.Usage, 'The options -extpass and -masterkey cannot be used at the same time');
   if (extpass && str(args, 'fido2') !== '') throw new CliError(EXIT.Usage, 'The options -extpass and -fido2 cannot be used at the same time');
+  if (bool(args, 'json') && !JSON_ACTIONS.some((a) => bool(args, a))) {
+    throw new CliError(EXIT.Usage, '-json only works with -info, -fsck, -speed or -version');
+  }
   const idle = args.values.get('idle');
   if (typeof idle === 'number' && idle < 0) throw new CliError(EXIT.Usage, 'Idle timeout cannot be less than 0');
   const lnm = args.values.get('longnamemax');
@@ -125,6 +131,7 @@ export async function main(argv: readonly string[], out = new Output()): Promise
 
 async function dispatch(argv: readonly string[], out: Output): Promise<void> {
   const args = parseArgs(argv);
+  out.json = bool(args, 'json');
   out.debugEnabled = bool(args, 'debug');
   out.debug(`cli args: ${prettyArgs(argv)}`);
   if (bool(args, 'help')) {
@@ -135,7 +142,8 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
   checkCombinations(args);
 
   if (bool(args, 'version')) {
-    printVersion(out);
+    if (out.json) out.printJson(versionReport());
+    else printVersion(out);
     return;
   }
   if (bool(args, 'hh')) {

@@ -1,7 +1,9 @@
 /**
  * Console output the way gocryptfs's tlog does it: informational lines on
  * stdout (silenced by -q), warnings and fatal errors on stderr, colours only
- * when both stdout and stderr are terminals and NO_COLOR is unset.
+ * when both stdout and stderr are terminals and NO_COLOR is unset. With
+ * -json, stdout carries the one JSON document only and informational and
+ * debug lines go to stderr.
  */
 import { isatty } from 'node:tty';
 
@@ -37,6 +39,8 @@ export class Output {
   debugEnabled = false;
   /** -wpanic: a warning ends the program (exit 2), as gocryptfs's panic does. */
   wpanic = false;
+  /** -json: stdout is for the JSON document; info and debug lines go to stderr. */
+  json = false;
   readonly colors: Colors;
   private readonly streams: Streams;
 
@@ -50,14 +54,23 @@ export class Output {
     this.streams.stdout.write(text);
   }
 
-  /** An informational line on stdout, unless -q. */
+  /** An informational line on stdout (stderr with -json), unless -q. */
   info(msg: string): void {
-    if (!this.quiet) this.streams.stdout.write(line(msg));
+    if (!this.quiet) this.messages().write(line(msg));
   }
 
-  /** A debug line on stdout, only with -d. */
+  /** A debug line on stdout (stderr with -json), only with -d. */
   debug(msg: string): void {
-    if (this.debugEnabled) this.streams.stdout.write(line(msg));
+    if (this.debugEnabled) this.messages().write(line(msg));
+  }
+
+  /** The -json document: the only thing on stdout, indented, with a final newline. */
+  printJson(value: unknown): void {
+    this.streams.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  }
+
+  private messages(): Streams['stdout'] {
+    return this.json ? this.streams.stderr : this.streams.stdout;
   }
 
   /** A warning on stderr (yellow on a terminal). */

@@ -5,7 +5,7 @@
  * exits 0. Used by the foreground mount and by the background daemon.
  */
 import { writeFileSync } from 'node:fs';
-import { loadFuse, mountReverse, mountVault, type MountOptions, type Mounted } from '../fuse/index.js';
+import { fuseDeviceProblem, loadFuse, mountReverse, mountVault, type MountOptions, type Mounted } from '../fuse/index.js';
 import { Excluder, ReverseView } from '../reverse/index.js';
 import type { ReverseSettings } from './reverse-settings.js';
 import { startCtlSock, type CtlSock, type PathTranslator } from '../ctlsock/index.js';
@@ -68,6 +68,9 @@ export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{
   } catch (err) {
     throw new CliError(EXIT.FuseNewServer, `fuse: ${(err as Error).message}`);
   }
+  // A mount point of /dev/fd/N is a FUSE descriptor opened by the caller (mount.fuse3's magic fd).
+  const noDevice = plan.mountpoint.startsWith('/dev/fd/') ? null : fuseDeviceProblem();
+  if (noDevice) throw new CliError(EXIT.FuseNewServer, `fuse: ${noDevice}`);
   let backing: Awaited<ReturnType<typeof openBacking>>;
   try {
     backing = await openBacking(plan, plan.masterKey, log);

@@ -17,6 +17,9 @@
  * -openssl: node:crypto for the gocryptfs 2.3 ciphers; for AEGIS-256X2 the
  * native addon when it is available, else TypeScript (N/A and no mark when
  * TSCRYPTFS_AEGIS rules an implementation out).
+ *
+ * With -json the rows are measured first and printed as one document
+ * (Documentation/schemas/speed.schema.json).
  */
 import {
   aegisAvailability,
@@ -31,7 +34,7 @@ import {
 } from '../crypto/index.js';
 import { cpuHasAes, cpuModelName } from './cpu.js';
 import type { Output } from './output.js';
-import { printVersion } from './version.js';
+import { printVersion, versionReport } from './version.js';
 
 /** Measuring time per row; 10 rows keep the whole run at about 4.5 s. */
 const ROW_DURATION_MS = 450;
@@ -99,7 +102,43 @@ function measure(row: Row, durationMs: number): number | null {
   }
 }
 
+/** One measured row of -speed -json. */
+export interface SpeedResult {
+  name: string;
+  /** The cipher part of the name ("AES-GCM-256"). */
+  cipher: string;
+  /** The implementation part ("OpenSSL", "noble", "native", "ts"). */
+  implementation: string;
+  /** null: not available here. */
+  mbPerSec: number | null;
+  selected: boolean;
+}
+
+function runSpeedJson(out: Output, durationMs: number): void {
+  const results: SpeedResult[] = SPEED_ROWS.map((row) => {
+    const mbs = measure(row, durationMs);
+    const cut = row.name.lastIndexOf('-');
+    return {
+      name: row.name,
+      cipher: row.name.slice(0, cut),
+      implementation: row.name.slice(cut + 1),
+      mbPerSec: mbs !== null && mbs > 0 ? Math.round(mbs * 100) / 100 : null,
+      selected: mbs !== null && row.selected(),
+    };
+  });
+  out.printJson({
+    version: versionReport(),
+    cpu: { model: cpuModelName() || 'unknown', aes: cpuHasAes() },
+    blockSize: 4096,
+    results,
+  });
+}
+
 export function runSpeed(out: Output, durationMs = ROW_DURATION_MS): void {
+  if (out.json) {
+    runSpeedJson(out, durationMs);
+    return;
+  }
   printVersion(out);
   const model = cpuModelName() || 'unknown';
   out.print(`cpu: ${model}; ${cpuHasAes() ? 'with' : 'no'} AES acceleration\n`);

@@ -14,10 +14,11 @@ import { join } from 'node:path';
 import { FORWARD_VECTORS, fixtureMasterKey, materializeExample, materializeVector } from '../helpers/fixtures.js';
 import { VECTORS_DIR } from '../helpers/paths.js';
 import { treeState } from '../helpers/tree-state.js';
-import { BIN, cleanup, gocryptfs, lines, tempDir, tscryptfs } from './helpers.js';
+import { BIN, cleanup, gocryptfs, jsonOf, lines, tempDir, tscryptfs } from './helpers.js';
+import { findingLine } from '../../src/cli/fsck.js';
 import { run } from '../helpers/mount.js';
 import { Vault } from '../../src/index.js';
-import { fsckCipherdir, type FsckReport } from '../../src/vault/fsck/index.js';
+import { fsckCipherdir, type FsckFinding, type FsckReport } from '../../src/vault/fsck/index.js';
 import { needs } from '../helpers/requirements.js';
 
 let tmp: string;
@@ -86,6 +87,11 @@ describe('fixtures: clean for tscryptfs and gocryptfs', () => {
     const quiet = await tscryptfs(['-fsck', '-q', ...passfile('aesgcm'), dir]);
     assert.equal(quiet.code, 0);
     assert.equal(quiet.stdout, '', 'with -q a clean check prints nothing, as gocryptfs');
+    const json = await tscryptfs(['-fsck', '-json', ...passfile('aesgcm'), dir]);
+    assert.equal(json.code, 0, json.stderr);
+    const doc = jsonOf(json, 'fsck');
+    assert.deepEqual([doc.findings, doc.skipped, doc.exitCode], [[], [], 0]);
+    assert.match(json.stderr, /Checking filesystem\.\.\.\nfsck summary: no problems found\n$/);
     assert.deepEqual(await treeState(dir), before, 'fsck changed the cipher directory');
     const go = await gocryptfs(['-fsck', ...passfile('aesgcm'), dir]);
     assert.equal(go.code, 0, go.stdout + go.stderr);
@@ -136,6 +142,30 @@ describe('a damaged copy of the aesgcm fixture', () => {
     assert.equal(ours.stderr, '');
     // Each line names the cipher file too.
     assert.match(ours.stdout, new RegExp(`fsck: corrupt file "file_5000.bin": block 0 failed authentication, cipher offset 18 \\(cipher file ${cipherOf('file_5000.bin')}\\)`));
+  });
+
+  test('-json: one document with every finding of the text output (kind, paths, block), the summary, exit 26', async () => {
+    const text = await tscryptfs(['-fsck', '-q', ...passfile('aesgcm'), dir]);
+    const r = await tscryptfs(['-fsck', '-json', ...passfile('aesgcm'), dir]);
+    assert.equal(r.code, 26, r.stderr);
+    const doc = jsonOf(r, 'fsck');
+    const findings = doc.findings as Array<FsckFinding & { block: number | null; cipherOffset: number | null; item: string | null }>;
+    // Each finding is a line of the text output, in the same order.
+    const asText = findings.map((f) => findingLine({ kind: f.kind, path: f.path, cipherPath: f.cipherPath, detail: f.detail, ...(f.item !== null && { item: f.item }) }));
+    assert.deepEqual(asText, lines(text.stdout).filter((l) => !l.startsWith('fsck summary')));
+    const block0 = findings.find((f) => f.path === 'file_5000.bin')!;
+    assert.deepEqual([block0.kind, block0.cipherPath, block0.block, block0.cipherOffset, block0.item], ['block', cipherOf('file_5000.bin'), 0, 18, null]);
+    const cut = findings.find((f) => f.path === 'hole_seek.bin')!;
+    assert.deepEqual([cut.kind, cut.block, cut.cipherOffset], ['block', 1, 18 + 4096 + 32]);
+    assert.ok(findings.filter((f) => f.kind !== 'block').every((f) => f.block === null && f.cipherOffset === null));
+    assert.equal(findings.find((f) => f.kind === 'name')!.item, 'AAAAAAAAAA');
+    const { corruptFiles, skippedFiles, dirs, files, bytes, aborted } = doc.summary as Record<string, number | boolean>;
+    assert.deepEqual([corruptFiles, skippedFiles, aborted], [8, 0, false]);
+    assert.ok((dirs as number) > 1 && (files as number) > 5 && (bytes as number) > 4096, JSON.stringify(doc.summary));
+    assert.equal(doc.exitCode, 26);
+    assert.equal(doc.cipherdir, dir);
+    // Messages on stderr only, and no finding line there either.
+    assert.equal(r.stderr, `passfile: reading from file ${JSON.stringify(passfile('aesgcm')[1])}\nDecrypting master key\nChecking filesystem...\n`);
   });
 
   test('on a read-only bind mount of the cipher directory: the same report (it never writes)', needs('root'), async () => {
@@ -204,6 +234,10 @@ test('not root: unreadable entries are skipped, not corrupt (exit 26, "re-run as
   assert.match(r.stdout, /^fsck: skipped "private": cannot read file: EACCES/m);
   assert.match(r.stdout, /fsck summary: 0 corrupt files, 2 files skipped\n$/);
   assert.match(r.stderr, /fsck: re-run this program as root to check all files!/);
+  const json = await run('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, BIN, '-fsck', '-json', '-masterkey', key, dir]);
+  assert.equal(json.code, 26, json.stderr);
+  const doc = JSON.parse(json.stdout) as { findings: unknown[]; skipped: Array<{ path: string; detail: string }>; summary: { skippedFiles: number } };
+  assert.deepEqual([doc.findings, doc.skipped.map((s) => s.path).sort(), doc.summary.skippedFiles], [[], ['closed', 'private'], 2]);
 });
 
 test('SIGINT stops the check: "fsck: aborted", exit 11', async () => {

@@ -3,15 +3,19 @@
  * gocryptfs) in a child process without a terminal, make temp dirs, and
  * snapshot a directory tree to prove that a failure changed nothing.
  */
+import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { BIN, REPO_ROOT } from '../helpers/paths.js';
 export { BIN, REPO_ROOT as ROOT, VECTORS_DIR as FIXTURES } from '../helpers/paths.js';
 import { GOCRYPTFS_BIN as GOCRYPTFS, GOCRYPTFS_XRAY_BIN as XRAY } from '../helpers/requirements.js';
+import { validate, type Schema } from '../helpers/json-schema.js';
+import { Output } from '../../src/cli/output.js';
+import { runSpeed } from '../../src/cli/speed.js';
 export { GOCRYPTFS, XRAY };
 
 export interface RunResult {
@@ -133,4 +137,33 @@ export async function initVault(parent: string, name = 'cipher', extra: string[]
   const r = await tscryptfs(['-init', '-q', '-scryptn', '10', ...extra, dir], { input: `${password}\n` });
   if (r.code !== 0) throw new Error(`init failed (${r.code}): ${r.stderr}`);
   return dir;
+}
+
+/** A -json schema of Documentation/schemas/ ("info", "fsck", "speed", "version"). */
+export function jsonSchema(name: string): Schema {
+  return JSON.parse(readFileSync(join(REPO_ROOT, 'Documentation', 'schemas', `${name}.schema.json`), 'utf8')) as Schema;
+}
+
+/** A run's stdout as one JSON document valid against the schema: the whole of stdout, nothing before or after. */
+export function jsonOf(r: RunResult, schemaName: string): Record<string, unknown> {
+  assert.ok(r.stdout.endsWith('}\n'), `stdout is not one JSON object: ${r.stdout}`);
+  const doc = JSON.parse(r.stdout) as Record<string, unknown>;
+  assert.deepEqual(validate(jsonSchema(schemaName), doc), [], r.stdout);
+  return doc;
+}
+
+/** -speed in this process with TSCRYPTFS_AEGIS=off and 2 ms rows (text, or with -json); returns stdout. */
+export function speedWithoutAegis(json: boolean): string {
+  let stdout = '';
+  const out = new Output({ stdout: { write: (s: string) => (stdout += s) }, stderr: { write: () => true } });
+  out.json = json;
+  const saved = process.env.TSCRYPTFS_AEGIS;
+  process.env.TSCRYPTFS_AEGIS = 'off';
+  try {
+    runSpeed(out, 2);
+  } finally {
+    if (saved === undefined) delete process.env.TSCRYPTFS_AEGIS;
+    else process.env.TSCRYPTFS_AEGIS = saved;
+  }
+  return stdout;
 }

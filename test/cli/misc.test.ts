@@ -1,11 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { promises as fsp, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { cleanup, gocryptfs, initVault, lines, ROOT, snapshot, tempDir, tscryptfs } from './helpers.js';
-import { Output } from '../../src/cli/output.js';
-import { runSpeed } from '../../src/cli/speed.js';
-import { aegisNativeAvailable } from '../../src/crypto/index.js';
+import { promises as fsp, readFileSync, realpathSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { cleanup, gocryptfs, initVault, lines, ROOT, snapshot, speedWithoutAegis, tempDir, tscryptfs } from './helpers.js';
+import { aegisNativeAvailable, aegisNativeStatus } from '../../src/crypto/index.js';
 import { needs } from '../helpers/requirements.js';
 
 let tmp: string;
@@ -24,13 +22,29 @@ after(async () => {
 const pkgVersion = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const VERSION_LINE = `tscryptfs ${pkgVersion}; node ${process.version}; ${process.platform}/${process.arch}`;
 
-test('-version and --version: one line', async () => {
+/** The fuse-native patch level scripts/patch-fuse-native.mjs builds. */
+const PATCH_LEVEL = Number(/const LEVEL = (\d+);/.exec(readFileSync(join(ROOT, 'scripts', 'patch-fuse-native.mjs'), 'utf8'))![1]);
+
+test('-version and --version: one line: the help header, then the parts that matter', async () => {
   for (const flag of ['-version', '--version']) {
     const r = await tscryptfs([flag]);
     assert.equal(r.code, 0);
-    assert.equal(r.stdout, `${VERSION_LINE}\n`);
     assert.equal(r.stderr, '');
+    assert.equal(lines(r.stdout).length, 1, r.stdout);
+    assert.ok(r.stdout.startsWith(`${VERSION_LINE}; `), r.stdout);
+    assert.ok(r.stdout.includes(`; OpenSSL ${process.versions.openssl}; `), r.stdout);
   }
+});
+
+test('-version with FUSE and the native addons: patch level, libfuse, AEGIS code path, batched AEAD', { ...needs('mount', 'native') }, async () => {
+  const r = await tscryptfs(['-version']);
+  const libfuse = basename(realpathSync('/usr/lib/x86_64-linux-gnu/libfuse.so.2')).replace('libfuse.so.', '');
+  const path = aegisNativeStatus().implementation!;
+  assert.equal(r.stdout, `${VERSION_LINE}; fuse-native 2.2.6 patch level ${PATCH_LEVEL}; libfuse ${libfuse}; OpenSSL ${process.versions.openssl}; AEGIS native ${path}; batched AEAD native\n`);
+  const off = await tscryptfs(['-version'], { env: { TSCRYPTFS_AEGIS: 'off', TSCRYPTFS_NATIVE_BATCH: '0' } });
+  assert.match(off.stdout, /; AEGIS off; batched AEAD off\n$/);
+  const ts = await tscryptfs(['-version'], { env: { TSCRYPTFS_AEGIS: 'ts' } });
+  assert.match(ts.stdout, /; AEGIS TypeScript; batched AEAD native\n$/);
 });
 
 test('-h, -help, --help: short help, exit 0', async () => {
@@ -143,7 +157,7 @@ test('-speed: version, cpu line, ten rows (AEGIS per implementation), auto-mode 
   const r = await tscryptfs(['-speed'], { timeoutMs: 30_000 });
   assert.equal(r.code, 0, r.stderr);
   const l = lines(r.stdout);
-  assert.equal(l[0], VERSION_LINE);
+  assert.ok(l[0]!.startsWith(`${VERSION_LINE}; fuse-native `), l[0]);
   assert.match(l[1]!, /^cpu: .+; (with|no) AES acceleration$/);
   const names = [
     'AES-GCM-256-OpenSSL',
@@ -170,16 +184,7 @@ test('-speed: version, cpu line, ten rows (AEGIS per implementation), auto-mode 
 });
 
 test('-speed with TSCRYPTFS_AEGIS=off: the AEGIS rows are N/A and unmarked (in-process, short rows)', () => {
-  let text = '';
-  const out = new Output({ stdout: { write: (s: string) => (text += s) }, stderr: { write: () => true } });
-  const saved = process.env.TSCRYPTFS_AEGIS;
-  process.env.TSCRYPTFS_AEGIS = 'off';
-  try {
-    runSpeed(out, 2);
-  } finally {
-    if (saved === undefined) delete process.env.TSCRYPTFS_AEGIS;
-    else process.env.TSCRYPTFS_AEGIS = saved;
-  }
+  const text = speedWithoutAegis(false);
   const rows = lines(text).filter((x) => x.startsWith('AEGIS-'));
   assert.equal(rows.length, 4);
   for (const row of rows) assert.match(row, /^AEGIS-\S+\s*\t    N\/A$/);

@@ -15,6 +15,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadNativeAddon } from '../../src/util/native-addon.js';
 import { loadFuse } from '../../src/fuse/fuse-native.js';
+import { fuseDeviceProblem } from '../../src/fuse/fuse-info.js';
 
 export type Need =
   /** uid 0: mounts with -allow_other, other users' files, chown, device nodes. */
@@ -47,21 +48,6 @@ function onPath(name: string): boolean {
   return (process.env.PATH ?? '').split(delimiter).some((d) => d !== '' && executable(join(d, name)));
 }
 
-/** /dev/fuse is the FUSE device (character device 10, 229), not something else under that name. */
-function fuseDevice(): string | null {
-  let rdev: number;
-  try {
-    const st = statSync('/dev/fuse');
-    if (!st.isCharacterDevice()) return '/dev/fuse is not a character device';
-    rdev = st.rdev;
-  } catch {
-    return '/dev/fuse does not exist (no FUSE in this kernel or container)';
-  }
-  const major = (rdev >> 8) & 0xfff;
-  const minor = (rdev & 0xff) | ((rdev >> 12) & 0xfff00);
-  return major === 10 && minor === 229 ? null : `/dev/fuse is device ${major},${minor}, not FUSE (10,229)`;
-}
-
 /** The first directory from the checkout up to / that others may not enter, or null. */
 function closedAncestor(): string | null {
   // dist/test/helpers/requirements.js -> the checkout's root.
@@ -85,7 +71,7 @@ const CHECKS: Record<Need, () => string | null> = {
   mount: () => {
     const notRoot = CHECKS.root();
     if (notRoot) return notRoot;
-    const dev = fuseDevice();
+    const dev = fuseDeviceProblem();
     if (dev) return dev;
     // The mount tests' TSCRYPTFS_MOUNT_IMPL=gocryptfs runs them against gocryptfs's own mount.
     if (process.env.TSCRYPTFS_MOUNT_IMPL === 'gocryptfs') {

@@ -1,7 +1,7 @@
 /**
  * The flags a command knows, as data: name, spellings, value kind, default,
  * status and help text. FLAGS is tscryptfs's table (every flag gocryptfs
- * 2.3 has, plus -aegis); tscryptfs-xray has its own (src/cli/xray/). Both
+ * 2.3 has, plus -aegis and -json); tscryptfs-xray has its own (src/cli/xray/). Both
  * are read by the one Go-style argv scanner (./go-flags.ts); the help
  * texts are laid out from them.
  */
@@ -33,7 +33,7 @@ export interface FlagSpec {
   help: string;
 }
 
-/** Every flag of tscryptfs: gocryptfs 2.3's, plus -aegis (-hh sorts them by name). */
+/** Every flag of tscryptfs: gocryptfs 2.3's, plus -aegis and -json (-hh sorts them by name). */
 export const FLAGS: readonly FlagSpec[] = [
   // actions
   { name: 'init', kind: 'bool', status: 'ok', help: 'Initialize an empty CIPHERDIR' },
@@ -65,6 +65,7 @@ export const FLAGS: readonly FlagSpec[] = [
   // general
   { name: 'quiet', kind: 'bool', aliases: ['q'], status: 'ok', help: 'Do not print informational messages' },
   { name: 'debug', kind: 'bool', aliases: ['d'], status: 'ok', help: 'Print debug messages' },
+  { name: 'json', kind: 'bool', status: 'ok', help: 'With -info, -fsck, -speed or -version: print one JSON document on stdout and every message on stderr (schemas in Documentation/schemas/)' },
   { name: 'openssl', kind: 'string', metavar: 'BOOL|auto', default: 'auto', status: 'ok', help: 'Crypto backend: true = node:crypto (OpenSSL), false = noble (pure TypeScript), auto = node:crypto' },
   { name: 'wpanic', kind: 'bool', status: 'ok', help: 'When encountering a warning, panic and exit immediately (exit code 2; a mount is left dead, as gocryptfs\'s)' },
   { name: 'nosyslog', kind: 'bool', status: 'mount', help: 'Do not redirect messages to syslog in the background' },

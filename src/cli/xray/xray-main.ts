@@ -28,7 +28,7 @@ import { transformPaths } from './paths.js';
 const NAME = 'tscryptfs-xray';
 
 /** gocryptfs-xray's flags (-h and -help are Go's flag package's own). */
-const XRAY_FLAGS: readonly FlagSpec[] = [
+export const XRAY_FLAGS: readonly FlagSpec[] = [
   { name: '0', kind: 'bool', status: 'ok', help: 'Use \\0 instead of \\n as separator' },
   { name: 'aegis', kind: 'bool', status: 'ok', help: 'Assume AEGIS-256X2 mode instead of AES-GCM' },
   { name: 'aessiv', kind: 'bool', status: 'ok', help: 'Assume AES-SIV mode instead of AES-GCM' },
