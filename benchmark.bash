@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #
-# benchmark.bash: tscryptfs side by side with gocryptfs, EncFS and a plain
-# directory, in one run, interleaved round by round, as gocryptfs's own
+# benchmark.bash: tscryptfs side by side with gocryptfs, securefs, EncFS and
+# a plain directory, in one run, interleaved round by round, as gocryptfs's own
 # benchmark.bash measures it (https://nuetzlich.net/gocryptfs/comparison/).
 #
 # Phases (per candidate and round, on a fresh cipherdir + mount):
@@ -24,7 +24,7 @@
 # for the run (so that dropping the page cache before READ does not send
 # UNTAR to the disk).
 #
-# Candidates (default: all; EncFS only when installed):
+# Candidates (default: all; securefs and EncFS only when installed):
 #   plain               the backing directory itself, no FUSE, no encryption
 #   gocryptfs           gocryptfs -init (AES-256-GCM), the reference for the ratios
 #   gocryptfs-xchacha   gocryptfs -init -xchacha
@@ -32,11 +32,18 @@
 #   tscryptfs-xchacha   tscryptfs -init -xchacha
 #   tscryptfs-aessiv    tscryptfs -init -aessiv
 #   tscryptfs-aegis     tscryptfs -init -aegis
+#   securefs            securefs create --format 4 -r 1: securefs's default "lite"
+#                       format (one backing file per file, names encrypted with
+#                       AES-SIV, contents in 4 KiB AES-GCM blocks; `securefs info`
+#                       of 0.13.1 says AES-128-GCM, 96-bit IVs), argon2id with 1
+#                       iteration instead of 9; mounted with securefs mount -b
+#                       and its defaults (multithreaded, --attr-timeout 30)
 #   encfs               encfs --standard
 # Each round runs every candidate once; the starting candidate rotates from
 # round to round. Every candidate gets a fresh cipherdir and mount per round,
 # all on the same backing filesystem (default: a directory on the tmpfs
-# /dev/shm; -dir DIR to choose), with -scryptn 10 (password: "bench").
+# /dev/shm; -dir DIR to choose), with -scryptn 10 (securefs: -r 1; password:
+# "bench").
 #
 # Output: the median of each phase per candidate, every candidate's ratio to
 # gocryptfs (default) per phase (candidate / gocryptfs: for MB/s and IOPS
@@ -68,11 +75,14 @@
 #                   more than 110% of cycle 2's (issue 19)
 #
 # Needs root (drop_caches, clear_refs of the daemon), tar, md5sum, dd, dbench
-# and fio (apt-get install dbench fio), gocryptfs, fuse3; encfs optional.
-# A default run (8 candidates, 3 rounds) took 43 minutes on the 2-core
-# reference machine with tscryptfs 0.1.0, 30 of them in the four tscryptfs
-# candidates' tree phases; it gets shorter as tscryptfs gets faster. The
-# script prints its estimate first and a projection after every round.
+# and fio (apt-get install dbench fio), gocryptfs, fuse3; securefs and encfs
+# optional (apt-get install securefs encfs; Debian 12 has securefs 0.13.1;
+# setup.bash does not install them, nor dbench and fio: CI does not benchmark).
+# A default run (then 8 candidates, no securefs, 3 rounds) took 43 minutes on
+# the 2-core reference machine with tscryptfs 0.1.0, 30 of them in the four
+# tscryptfs candidates' tree phases; it gets shorter as tscryptfs gets
+# faster. The script prints its estimate first and a projection after every
+# round.
 # -only, -rounds, -dbench-time and -fio-time shorten it.
 #
 # tscryptfs runs from a copy of this checkout's bin/, dist/, package.json
@@ -91,7 +101,7 @@ NODE=$(command -v node || echo node)
 PASS=bench
 TAGVAR=TSCRYPTFS_BENCH_MNT
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/tscryptfs-bench
-ALL_CANDIDATES=(plain gocryptfs gocryptfs-xchacha tscryptfs tscryptfs-xchacha tscryptfs-aessiv tscryptfs-aegis encfs)
+ALL_CANDIDATES=(plain gocryptfs gocryptfs-xchacha tscryptfs tscryptfs-xchacha tscryptfs-aessiv tscryptfs-aegis securefs encfs)
 PHASE_TIMEOUT=900
 
 usage() {
@@ -166,6 +176,7 @@ have_program() {
 	case $1 in
 	plain) return 0 ;;
 	gocryptfs*) command -v gocryptfs >/dev/null ;;
+	securefs) command -v securefs >/dev/null ;;
 	encfs) command -v encfs >/dev/null ;;
 	tscryptfs*) [[ -f $ROOT/dist/src/cli/main.js ]] && command -v node >/dev/null ;;
 	esac
@@ -176,6 +187,7 @@ for c in "${CANDIDATES[@]}"; do
 		kept+=("$c")
 	else
 		case $c in
+		securefs) NOTES+=("securefs: not installed (apt-get install securefs), skipped") ;;
 		encfs) NOTES+=("encfs: not installed (apt-get install encfs), skipped") ;;
 		tscryptfs*) NOTES+=("$c: dist/ not built (npm run build), skipped") ;;
 		*) NOTES+=("$c: not installed, skipped") ;;
@@ -406,6 +418,12 @@ mount_candidate() {
 		env "$TAGVAR=$MNT" gocryptfs -q -nosyslog -extpass "echo $PASS" "$cipher" "$MNT" >>"$log" 2>&1 </dev/null ||
 			{ FAILMSG="gocryptfs mount failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
 		;;
+	securefs)
+		securefs create --format 4 -r 1 --pass "$PASS" "$cipher" >"$log" 2>&1 </dev/null ||
+			{ FAILMSG="securefs create failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
+		env "$TAGVAR=$MNT" securefs mount -b --pass "$PASS" "$cipher" "$MNT" >>"$log" 2>&1 </dev/null ||
+			{ FAILMSG="securefs mount failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
+		;;
 	encfs)
 		env "$TAGVAR=$MNT" encfs --standard --extpass="echo $PASS" "$cipher" "$MNT" >"$log" 2>&1 </dev/null ||
 			{ FAILMSG="encfs failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
@@ -463,6 +481,12 @@ if [[ $COMMIT != unknown ]] && ! git -C "$ROOT" diff --quiet HEAD -- src native/
 fi
 VERSIONS="tscryptfs $("${TSCRYPTFS[@]}" -version 2>/dev/null | head -n 1 | awk -F'; ' '{sub(/^tscryptfs /, "", $1); print $1 " (commit '"$COMMIT"', " $2 ")"}')"
 command -v gocryptfs >/dev/null && VERSIONS+=", gocryptfs $(gocryptfs -version 2>/dev/null | head -n 1 | awk '{print $2}' | tr -d ';')"
+if command -v securefs >/dev/null; then
+	# The Debian build says "securefs GIT-NOTFOUND": then the package's version.
+	v=$(securefs version 2>/dev/null | awk 'NR == 1 {print $2}')
+	[[ -z $v || $v == GIT-NOTFOUND ]] && v=$(dpkg-query -W -f '${Version}' securefs 2>/dev/null)
+	VERSIONS+=", securefs ${v:-unknown}"
+fi
 command -v encfs >/dev/null && VERSIONS+=", encfs $(encfs --version 2>&1 | awk '{print $NF}')"
 if [[ $DD_ONLY -eq 0 && $EXTRACTLOOP -eq 0 ]]; then
 	VERSIONS+=", $(dbench --help 2>&1 | head -n 1 | awk '{print "dbench " $3}'), $(fio --version)"
@@ -546,6 +570,7 @@ estimate_candidate() {
 	case $c in
 	plain) tree=2 ;;
 	gocryptfs*) tree=19 ;;
+	securefs) tree=14 ;;
 	encfs) tree=18 ;;
 	tscryptfs*) tree=108 ;;
 	esac
