@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #
-# benchmark.bash: tscryptfs side by side with gocryptfs, EncFS and a plain
-# directory, in one run, interleaved round by round, as gocryptfs's own
+# benchmark.bash: tscryptfs side by side with gocryptfs, securefs, EncFS and
+# a plain directory, in one run, interleaved round by round, as gocryptfs's own
 # benchmark.bash measures it (https://nuetzlich.net/gocryptfs/comparison/).
 #
 # Phases (per candidate and round, on a fresh cipherdir + mount):
@@ -18,13 +18,18 @@
 #            --time_based --ioengine=psync --numjobs=1               IOPS (read + write)
 #   RSS      peak RSS (VmHWM) of the FUSE daemon during UNTAR        MB (10^6 B)
 #
+# and for each phase but RSS the CPU time of the mount's FUSE daemon (none
+# for plain): user + sys seconds of all its threads, utime + stime of
+# /proc/PID/stat (in clock ticks, getconf CLK_TCK, 100 per second here)
+# read before and after the phase.
+#
 # The tree is a fixed subset of Debian's linux-source-6.1 (19,376 files,
 # 290 MB), built once by scripts/make-bench-tree.bash into
 # ${XDG_CACHE_HOME:-$HOME/.cache}/tscryptfs-bench/ and copied to a tmpfs
 # for the run (so that dropping the page cache before READ does not send
 # UNTAR to the disk).
 #
-# Candidates (default: all; EncFS only when installed):
+# Candidates (default: all; securefs and EncFS only when installed):
 #   plain               the backing directory itself, no FUSE, no encryption
 #   gocryptfs           gocryptfs -init (AES-256-GCM), the reference for the ratios
 #   gocryptfs-xchacha   gocryptfs -init -xchacha
@@ -32,16 +37,26 @@
 #   tscryptfs-xchacha   tscryptfs -init -xchacha
 #   tscryptfs-aessiv    tscryptfs -init -aessiv
 #   tscryptfs-aegis     tscryptfs -init -aegis
+#   securefs            securefs create --format 4 -r 1: securefs's default "lite"
+#                       format (one backing file per file, names encrypted with
+#                       AES-SIV, contents in 4 KiB AES-GCM blocks; `securefs info`
+#                       of 0.13.1 says AES-128-GCM, 96-bit IVs), argon2id with 1
+#                       iteration instead of 9; mounted with securefs mount -b
+#                       and its defaults (multithreaded, --attr-timeout 30)
 #   encfs               encfs --standard
 # Each round runs every candidate once; the starting candidate rotates from
 # round to round. Every candidate gets a fresh cipherdir and mount per round,
 # all on the same backing filesystem (default: a directory on the tmpfs
-# /dev/shm; -dir DIR to choose), with -scryptn 10 (password: "bench").
+# /dev/shm; -dir DIR to choose), with -scryptn 10 (securefs: -r 1; password:
+# "bench").
 #
 # Output: the median of each phase per candidate, every candidate's ratio to
 # gocryptfs (default) per phase (candidate / gocryptfs: for MB/s and IOPS
-# more is better, for seconds less is better), every round's raw numbers, and
-# the machine. Raw numbers also go to a TSV file under the cache directory.
+# more is better, for seconds less is better), the same two tables for the
+# daemons' CPU seconds (less is better), every round's raw numbers, and the
+# machine. Raw numbers also go to a TSV file under the cache directory
+# (columns round, candidate, phase, value, cpu_s; cpu_s is "-" for plain
+# and RSS).
 # A phase that fails marks its candidate FAILED (no number is printed for
 # it, later rounds skip it) and the script exits 1 at the end.
 #
@@ -68,11 +83,14 @@
 #                   more than 110% of cycle 2's (issue 19)
 #
 # Needs root (drop_caches, clear_refs of the daemon), tar, md5sum, dd, dbench
-# and fio (apt-get install dbench fio), gocryptfs, fuse3; encfs optional.
-# A default run (8 candidates, 3 rounds) took 43 minutes on the 2-core
-# reference machine with tscryptfs 0.1.0, 30 of them in the four tscryptfs
-# candidates' tree phases; it gets shorter as tscryptfs gets faster. The
-# script prints its estimate first and a projection after every round.
+# and fio (apt-get install dbench fio), gocryptfs, fuse3; securefs and encfs
+# optional (apt-get install securefs encfs; Debian 12 has securefs 0.13.1;
+# setup.bash does not install them, nor dbench and fio: CI does not benchmark).
+# A default run (then 8 candidates, no securefs, 3 rounds) took 43 minutes on
+# the 2-core reference machine with tscryptfs 0.1.0, 30 of them in the four
+# tscryptfs candidates' tree phases; it gets shorter as tscryptfs gets
+# faster. The script prints its estimate first and a projection after every
+# round.
 # -only, -rounds, -dbench-time and -fio-time shorten it.
 #
 # tscryptfs runs from a copy of this checkout's bin/, dist/, package.json
@@ -91,7 +109,7 @@ NODE=$(command -v node || echo node)
 PASS=bench
 TAGVAR=TSCRYPTFS_BENCH_MNT
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/tscryptfs-bench
-ALL_CANDIDATES=(plain gocryptfs gocryptfs-xchacha tscryptfs tscryptfs-xchacha tscryptfs-aessiv tscryptfs-aegis encfs)
+ALL_CANDIDATES=(plain gocryptfs gocryptfs-xchacha tscryptfs tscryptfs-xchacha tscryptfs-aessiv tscryptfs-aegis securefs encfs)
 PHASE_TIMEOUT=900
 
 usage() {
@@ -144,6 +162,7 @@ done
 [[ $MIXED -eq 0 || $EXTRACTLOOP -ge 3 ]] || die "-mixed needs -extractloop N with N >= 3 (cycle 2 is the reference)"
 [[ $MIXED -eq 0 ]] || command -v python3 >/dev/null || die "-mixed needs python3"
 [[ $(id -u) -eq 0 ]] || die "run as root (drop_caches, /proc/PID/clear_refs of the mount daemons)"
+[[ $(getconf CLK_TCK) =~ ^[0-9]+$ ]] || die "getconf CLK_TCK does not give the clock tick"
 
 # Candidates of this run, in order.
 CANDIDATES=()
@@ -166,6 +185,7 @@ have_program() {
 	case $1 in
 	plain) return 0 ;;
 	gocryptfs*) command -v gocryptfs >/dev/null ;;
+	securefs) command -v securefs >/dev/null ;;
 	encfs) command -v encfs >/dev/null ;;
 	tscryptfs*) [[ -f $ROOT/dist/src/cli/main.js ]] && command -v node >/dev/null ;;
 	esac
@@ -176,6 +196,7 @@ for c in "${CANDIDATES[@]}"; do
 		kept+=("$c")
 	else
 		case $c in
+		securefs) NOTES+=("securefs: not installed (apt-get install securefs), skipped") ;;
 		encfs) NOTES+=("encfs: not installed (apt-get install encfs), skipped") ;;
 		tscryptfs*) NOTES+=("$c: dist/ not built (npm run build), skipped") ;;
 		*) NOTES+=("$c: not installed, skipped") ;;
@@ -319,6 +340,34 @@ trap 'echo "$MYNAME: interrupted" >&3; exit 130' INT TERM
 # ---------------------------------------------------------------- helpers
 
 now() { echo "$EPOCHREALTIME"; }
+CLK_TCK=$(getconf CLK_TCK)
+
+# cpu_ticks PID: the user + sys CPU time of process PID so far, all its
+# threads (living and ended), in clock ticks: fields 14 and 15 (utime,
+# stime) of /proc/PID/stat, counted after the ")" that ends field 2 (the
+# command name, which may hold spaces and parentheses).
+cpu_ticks() {
+	local stat f
+	{ stat=$(<"/proc/$1/stat"); } 2>/dev/null || return 1
+	read -r -a f <<<"${stat##*) }"
+	[[ ${f[11]:-} =~ ^[0-9]+$ && ${f[12]:-} =~ ^[0-9]+$ ]] || return 1
+	echo $((f[11] + f[12]))
+}
+
+# cpu_begin and cpu_end PHASE, around a phase in bench_candidate: set
+# cpu[PHASE] to the seconds of CPU that the daemon $pid used in between
+# (nothing without a daemon).
+cpu_begin() {
+	CPU0=""
+	[[ -n $pid ]] || return 0
+	CPU0=$(cpu_ticks "$pid") || { FAILMSG="the daemon $pid is gone"; return 1; }
+}
+cpu_end() {
+	local t
+	[[ -n $pid ]] || return 0
+	t=$(cpu_ticks "$pid") || { FAILMSG="the daemon $pid is gone after $1"; return 1; }
+	cpu[$1]=$(awk -v t=$((t - CPU0)) -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", t / hz }')
+}
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 FAILMSG=""  # why the last phase failed
@@ -365,10 +414,10 @@ drop_caches() {
 	echo 3 >/proc/sys/vm/drop_caches
 }
 
-# fmt PHASE VALUE: a number as the tables print it.
+# fmt PHASE VALUE: a number as the tables print it (PHASE CPU: CPU seconds).
 fmt() {
 	case $1 in
-	UNTAR | MD5 | LS | RM) printf '%.2f' "$2" ;;
+	UNTAR | MD5 | LS | RM | CPU) printf '%.2f' "$2" ;;
 	FIO | RSS) printf '%.0f' "$2" ;;
 	*) awk -v v="$2" 'BEGIN { if (v >= 100) printf "%.0f", v; else printf "%.1f", v }' ;;
 	esac
@@ -405,6 +454,12 @@ mount_candidate() {
 			{ FAILMSG="gocryptfs -init ${flags[*]} failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
 		env "$TAGVAR=$MNT" gocryptfs -q -nosyslog -extpass "echo $PASS" "$cipher" "$MNT" >>"$log" 2>&1 </dev/null ||
 			{ FAILMSG="gocryptfs mount failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
+		;;
+	securefs)
+		securefs create --format 4 -r 1 --pass "$PASS" "$cipher" >"$log" 2>&1 </dev/null ||
+			{ FAILMSG="securefs create failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
+		env "$TAGVAR=$MNT" securefs mount -b --pass "$PASS" "$cipher" "$MNT" >>"$log" 2>&1 </dev/null ||
+			{ FAILMSG="securefs mount failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
 		;;
 	encfs)
 		env "$TAGVAR=$MNT" encfs --standard --extpass="echo $PASS" "$cipher" "$MNT" >"$log" 2>&1 </dev/null ||
@@ -463,6 +518,12 @@ if [[ $COMMIT != unknown ]] && ! git -C "$ROOT" diff --quiet HEAD -- src native/
 fi
 VERSIONS="tscryptfs $("${TSCRYPTFS[@]}" -version 2>/dev/null | head -n 1 | awk -F'; ' '{sub(/^tscryptfs /, "", $1); print $1 " (commit '"$COMMIT"', " $2 ")"}')"
 command -v gocryptfs >/dev/null && VERSIONS+=", gocryptfs $(gocryptfs -version 2>/dev/null | head -n 1 | awk '{print $2}' | tr -d ';')"
+if command -v securefs >/dev/null; then
+	# The Debian build says "securefs GIT-NOTFOUND": then the package's version.
+	v=$(securefs version 2>/dev/null | awk 'NR == 1 {print $2}')
+	[[ -z $v || $v == GIT-NOTFOUND ]] && v=$(dpkg-query -W -f '${Version}' securefs 2>/dev/null)
+	VERSIONS+=", securefs ${v:-unknown}"
+fi
 command -v encfs >/dev/null && VERSIONS+=", encfs $(encfs --version 2>&1 | awk '{print $NF}')"
 if [[ $DD_ONLY -eq 0 && $EXTRACTLOOP -eq 0 ]]; then
 	VERSIONS+=", $(dbench --help 2>&1 | head -n 1 | awk '{print "dbench " $3}'), $(fio --version)"
@@ -536,6 +597,9 @@ fi
 declare -A UNIT=([WRITE]=MB/s [READ]=MB/s [UNTAR]=s [MD5]=s [LS]=s [RM]=s [DBENCH4]=MB/s [DBENCH16]=MB/s [FIO]=IOPS [RSS]=MB)
 declare -A RES=()     # "cand,phase" -> values of the rounds, space-separated
 declare -A ROUNDV=()  # "cand,round,phase" -> value
+declare -A CPURES=()     # "cand,phase" -> daemon CPU seconds of the rounds, space-separated
+# shellcheck disable=SC2034 # read by rounds_table, through a nameref
+declare -A CPUROUNDV=()  # "cand,round,phase" -> daemon CPU seconds
 declare -A FAILED=()  # cand -> why
 
 # Expected duration, from the 2-core reference machine (AMD EPYC VM, tmpfs,
@@ -546,6 +610,7 @@ estimate_candidate() {
 	case $c in
 	plain) tree=2 ;;
 	gocryptfs*) tree=19 ;;
+	securefs) tree=14 ;;
 	encfs) tree=18 ;;
 	tscryptfs*) tree=108 ;;
 	esac
@@ -566,18 +631,18 @@ echo "Expected duration: about $(((est + 59) / 60)) min (estimated from the 2-co
 # bench_candidate NAME ROUND: one candidate, one round, all phases.
 bench_candidate() {
 	local cand=$1 round=$2 dir=$WORK/$1.r$2 pid="" v
-	declare -A got=()
+	declare -A got=() cpu=()
 	mkdir "$dir" || { FAILMSG="mkdir $dir"; return 1; }
 	mount_candidate "$cand" "$dir" || { FAILMSG="mount: $FAILMSG"; return 1; }
 	pid=$ACTIVE_PIDS
 	cd "$MNT" || { FAILMSG="cd $MNT"; return 1; }
 
-	run_timed "$LOGDIR/write.log" dd if=/dev/zero of=zero bs=131072 count=2000 conv=fsync &&
-		dd_rate "$LOGDIR/write.log" || { FAILMSG="WRITE: $FAILMSG"; return 1; }
+	cpu_begin && run_timed "$LOGDIR/write.log" dd if=/dev/zero of=zero bs=131072 count=2000 conv=fsync &&
+		cpu_end WRITE && dd_rate "$LOGDIR/write.log" || { FAILMSG="WRITE: $FAILMSG"; return 1; }
 	got[WRITE]=$RATE
 	drop_caches || { FAILMSG="cannot drop the page cache"; return 1; }
-	run_timed "$LOGDIR/read.log" dd if=zero of=/dev/null bs=131072 count=2000 &&
-		dd_rate "$LOGDIR/read.log" || { FAILMSG="READ: $FAILMSG"; return 1; }
+	cpu_begin && run_timed "$LOGDIR/read.log" dd if=zero of=/dev/null bs=131072 count=2000 &&
+		cpu_end READ && dd_rate "$LOGDIR/read.log" || { FAILMSG="READ: $FAILMSG"; return 1; }
 	got[READ]=$RATE
 	rm zero || { FAILMSG="rm zero failed"; return 1; }
 
@@ -587,29 +652,31 @@ bench_candidate() {
 			# is then the peak during UNTAR.
 			echo 5 >"/proc/$pid/clear_refs" || { FAILMSG="cannot reset VmHWM of $pid"; return 1; }
 		fi
-		run_timed "$LOGDIR/untar.log" tar xf "$TAR" || { FAILMSG="UNTAR: $FAILMSG"; return 1; }
+		cpu_begin && run_timed "$LOGDIR/untar.log" tar xf "$TAR" && cpu_end UNTAR || { FAILMSG="UNTAR: $FAILMSG"; return 1; }
 		got[UNTAR]=$SECS
 		if [[ -n $pid ]]; then
 			v=$(proc_mem_kb "$pid" VmHWM)
 			[[ -n $v ]] || { FAILMSG="the daemon $pid is gone after UNTAR"; return 1; }
 			got[RSS]=$(awk -v k="$v" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')
 		fi
-		run_timed "$LOGDIR/md5.log" md5sum --quiet -c "$MD5" || { FAILMSG="MD5: $FAILMSG"; return 1; }
+		cpu_begin && run_timed "$LOGDIR/md5.log" md5sum --quiet -c "$MD5" && cpu_end MD5 || { FAILMSG="MD5: $FAILMSG"; return 1; }
 		got[MD5]=$SECS
-		run_timed "$LOGDIR/ls.log" ls -lR "$TREE_TOP" || { FAILMSG="LS: $FAILMSG"; return 1; }
+		cpu_begin && run_timed "$LOGDIR/ls.log" ls -lR "$TREE_TOP" && cpu_end LS || { FAILMSG="LS: $FAILMSG"; return 1; }
 		got[LS]=$SECS
-		run_timed "$LOGDIR/rm.log" rm -rf "$TREE_TOP" || { FAILMSG="RM: $FAILMSG"; return 1; }
+		cpu_begin && run_timed "$LOGDIR/rm.log" rm -rf "$TREE_TOP" && cpu_end RM || { FAILMSG="RM: $FAILMSG"; return 1; }
 		got[RM]=$SECS
 		[[ ! -e $TREE_TOP ]] || { FAILMSG="RM: $TREE_TOP still exists"; return 1; }
 
 		local n
 		for n in 4 16; do
 			mkdir "dbench$n" || { FAILMSG="mkdir dbench$n"; return 1; }
+			cpu_begin || return 1
 			bg_run timeout -k 10 $PHASE_TIMEOUT dbench "$n" -t "$DBENCH_T" -c "$DBENCH_LOADFILE" -D "$MNT/dbench$n" \
 				>"$LOGDIR/dbench.log" 2>&1 </dev/null || {
 				FAILMSG="DBENCH$n: dbench exited with $?: $(grep -i -m 3 -E 'error|fail' "$LOGDIR/dbench.log" | tr '\n' ' ')"
 				return 1
 			}
+			cpu_end "DBENCH$n" || return 1
 			v=$(awk '/^Throughput [0-9.]+ MB\/sec/ {print $2}' "$LOGDIR/dbench.log" | tail -n 1)
 			[[ -n $v ]] || { FAILMSG="DBENCH$n: no Throughput line: $(tail -n 3 "$LOGDIR/dbench.log" | tr '\n' ' ')"; return 1; }
 			got[DBENCH$n]=$v
@@ -617,12 +684,14 @@ bench_candidate() {
 		done
 
 		mkdir fio || { FAILMSG="mkdir fio"; return 1; }
+		cpu_begin || return 1
 		bg_run timeout -k 10 $PHASE_TIMEOUT fio --name=randrw --directory="$MNT/fio" --rw=randrw --bs=4k --size=64m \
 			--runtime="$FIO_T" --time_based --ioengine=psync --numjobs=1 \
 			--output-format=json --output="$LOGDIR/fio.json" >"$LOGDIR/fio.log" 2>&1 </dev/null || {
 			FAILMSG="FIO: fio exited with $?: $(tail -n 3 "$LOGDIR/fio.log" | tr '\n' ' ')"
 			return 1
 		}
+		cpu_end FIO || return 1
 		v=$(node -e '
 			const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).jobs[0];
 			if (j.error !== 0 || !(j.read.iops > 0) || !(j.write.iops > 0)) { console.error("fio job error " + j.error); process.exit(1); }
@@ -640,14 +709,21 @@ bench_candidate() {
 	unmount_active || { FAILMSG="unmount failed"; return 1; }
 	rm -rf "$dir" || { FAILMSG="rm -rf $dir failed"; return 1; }
 	# Only a complete round counts.
-	local p
+	local p c cpusum=0
 	for p in "${PHASES[@]}"; do
 		[[ -n ${got[$p]:-} ]] || continue
 		RES["$cand,$p"]+="${got[$p]} "
 		ROUNDV["$cand,$round,$p"]=${got[$p]}
+		c=${cpu[$p]:--}
+		if [[ $c != - ]]; then
+			CPURES["$cand,$p"]+="$c "
+			CPUROUNDV["$cand,$round,$p"]=$c
+			cpusum=$(awk -v a="$cpusum" -v b="$c" 'BEGIN { print a + b }')
+		fi
 		printf '%s=%s ' "$p" "$(fmt "$p" "${got[$p]}")"
-		printf '%s\t%s\t%s\t%s\n' "$round" "$cand" "$p" "${got[$p]}" >>"$TSV"
+		printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$cand" "$p" "${got[$p]}" "$c" >>"$TSV"
 	done
+	[[ -n $pid ]] && printf 'daemon CPU %s s ' "$(fmt CPU "$cpusum")"
 	echo "($(awk -v a="$t_c" -v b="$(now)" 'BEGIN {printf "%.0f", b - a}') s)"
 }
 
@@ -657,7 +733,7 @@ TSV=$CACHE/results/benchmark-$(date -u +%Y%m%dT%H%M%SZ).tsv
 	echo "# $MACHINE"
 	echo "# Versions: $VERSIONS"
 	echo "# Tree: $TREE_DESC"
-	printf 'round\tcandidate\tphase\tvalue\n'
+	printf 'round\tcandidate\tphase\tvalue\tcpu_s\n'
 } >"$TSV"
 
 T_START=$(now)
@@ -694,22 +770,103 @@ median() {
 	tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g |
 		awk '{ a[NR] = $1 } END { if (NR == 0) exit 1; if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
-declare -A MED=()
+# The phases with a CPU column: all but RSS.
+CPU_PHASES=()
+for p in "${PHASES[@]}"; do [[ $p == RSS ]] || CPU_PHASES+=("$p"); done
+declare -A MED=() CPUMED=()
 for c in "${CANDIDATES[@]}"; do
 	for p in "${PHASES[@]}"; do
 		[[ -z ${FAILED[$c]:-} && -n ${RES["$c,$p"]:-} ]] || continue
 		MED["$c,$p"]=$(median "${RES["$c,$p"]}")
+		[[ -n ${CPURES["$c,$p"]:-} ]] && CPUMED["$c,$p"]=$(median "${CPURES["$c,$p"]}")
 	done
 done
 
-header() { # title
-	printf '%-21s' "$1"
-	for p in "${PHASES[@]}"; do printf ' %9s' "$p"; done
+# header TITLE KIND PHASE...: the two header lines of a table; KIND "" for
+# the phases' own units, CPU for CPU seconds.
+header() {
+	local title=$1 kind=$2 p
+	shift 2
+	printf '%-21s' "$title"
+	for p in "$@"; do printf ' %9s' "$p"; done
 	echo
 	printf '%-21s' ""
-	for p in "${PHASES[@]}"; do printf ' %9s' "${UNIT[$p]}"; done
+	for p in "$@"; do
+		if [[ $kind == CPU ]]; then printf ' %9s' s; else printf ' %9s' "${UNIT[$p]}"; fi
+	done
 	echo
 }
+
+# has_cpu CAND: whether CAND has a daemon (all but plain).
+has_cpu() { [[ $1 != plain ]]; }
+
+# medians_table MEDVAR KIND PHASE...: one line per candidate with its medians.
+medians_table() {
+	local -n med=$1
+	local kind=$2 c p
+	shift 2
+	header candidate "$kind" "$@"
+	for c in "${CANDIDATES[@]}"; do
+		[[ $kind == CPU ]] && ! has_cpu "$c" && continue
+		printf '%-21s' "$c"
+		for p in "$@"; do
+			if [[ -n ${FAILED[$c]:-} ]]; then
+				printf ' %9s' FAILED
+			elif [[ -n ${med["$c,$p"]:-} ]]; then
+				printf ' %9s' "$(fmt "${kind:-$p}" "${med["$c,$p"]}")"
+			else
+				printf ' %9s' -
+			fi
+		done
+		echo
+	done
+}
+
+# ratio_table MEDVAR KIND PHASE...: every candidate's medians divided by
+# $REF's.
+ratio_table() {
+	local -n med=$1
+	local kind=$2 c p a b
+	shift 2
+	header candidate "$kind" "$@"
+	for c in "${CANDIDATES[@]}"; do
+		[[ $kind == CPU ]] && ! has_cpu "$c" && continue
+		printf '%-21s' "$c"
+		for p in "$@"; do
+			a=${med["$c,$p"]:-}
+			b=${med["$REF,$p"]:-}
+			if [[ -n $a && -n $b ]] && awk -v b="$b" 'BEGIN { exit !(b > 0) }'; then
+				printf ' %9s' "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2fx", a / b }')"
+			else
+				printf ' %9s' -
+			fi
+		done
+		echo
+	done
+}
+
+# rounds_table ROUNDVAR KIND PHASE...: every complete round's numbers.
+rounds_table() {
+	local -n rv=$1
+	local kind=$2 c r p v
+	shift 2
+	header "candidate, round" "$kind" "$@"
+	for c in "${CANDIDATES[@]}"; do
+		[[ $kind == CPU ]] && ! has_cpu "$c" && continue
+		for ((r = 1; r <= ROUNDS; r++)); do
+			[[ -n ${ROUNDV["$c,$r,$1"]:-} ]] || continue
+			printf '%-21s' "$c r$r"
+			for p in "$@"; do
+				v=${rv["$c,$r,$p"]:-}
+				if [[ -n $v ]]; then printf ' %9s' "$(fmt "${kind:-$p}" "$v")"; else printf ' %9s' -; fi
+			done
+			echo
+		done
+	done
+}
+
+any_cpu=0
+for c in "${CANDIDATES[@]}"; do has_cpu "$c" && any_cpu=1; done
 
 echo
 echo "======================================================================"
@@ -719,57 +876,36 @@ echo "Versions: $VERSIONS"
 echo "Rounds: $ROUNDS (interleaved; took $TOTAL_MIN min); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "Median of $ROUNDS round(s):"
-header candidate
-for c in "${CANDIDATES[@]}"; do
-	printf '%-21s' "$c"
-	for p in "${PHASES[@]}"; do
-		if [[ -n ${FAILED[$c]:-} ]]; then
-			printf ' %9s' FAILED
-		elif [[ -n ${MED["$c,$p"]:-} ]]; then
-			printf ' %9s' "$(fmt "$p" "${MED["$c,$p"]}")"
-		else
-			printf ' %9s' -
-		fi
-	done
-	echo
-done
+medians_table MED "" "${PHASES[@]}"
 
 REF=gocryptfs
 echo
-if [[ -n ${MED["$REF,WRITE"]:-} ]]; then
+if [[ -n ${MED["$REF,${PHASES[0]}"]:-} ]]; then
 	echo "Ratio to $REF (candidate / $REF; MB/s and IOPS: more is better, s: less is better):"
-	header candidate
-	for c in "${CANDIDATES[@]}"; do
-		printf '%-21s' "$c"
-		for p in "${PHASES[@]}"; do
-			a=${MED["$c,$p"]:-}
-			b=${MED["$REF,$p"]:-}
-			if [[ -n $a && -n $b ]] && awk -v b="$b" 'BEGIN { exit !(b > 0) }'; then
-				printf ' %9s' "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2fx", a / b }')"
-			else
-				printf ' %9s' -
-			fi
-		done
-		echo
-	done
+	ratio_table MED "" "${PHASES[@]}"
 else
 	echo "No ratios: $REF has no results in this run."
 fi
 
+if [[ $any_cpu -eq 1 ]]; then
+	echo
+	echo "Daemon CPU, user + sys seconds of the mount's FUSE daemon during each phase (median of $ROUNDS round(s)):"
+	medians_table CPUMED CPU "${CPU_PHASES[@]}"
+	if [[ -n ${CPUMED["$REF,${CPU_PHASES[0]}"]:-} ]]; then
+		echo
+		echo "Daemon CPU, ratio to $REF (candidate / $REF; less is better):"
+		ratio_table CPUMED CPU "${CPU_PHASES[@]}"
+	fi
+fi
+
 echo
 echo "Every round:"
-header "candidate, round"
-for c in "${CANDIDATES[@]}"; do
-	for ((r = 1; r <= ROUNDS; r++)); do
-		[[ -n ${ROUNDV["$c,$r,${PHASES[0]}"]:-} ]] || continue
-		printf '%-21s' "$c r$r"
-		for p in "${PHASES[@]}"; do
-			v=${ROUNDV["$c,$r,$p"]:-}
-			if [[ -n $v ]]; then printf ' %9s' "$(fmt "$p" "$v")"; else printf ' %9s' -; fi
-		done
-		echo
-	done
-done
+rounds_table ROUNDV "" "${PHASES[@]}"
+if [[ $any_cpu -eq 1 ]]; then
+	echo
+	echo "Daemon CPU seconds, every round:"
+	rounds_table CPUROUNDV CPU "${CPU_PHASES[@]}"
+fi
 if [[ $DD_ONLY -eq 0 ]]; then
 	echo
 	echo "Peak RSS of the mount daemon during UNTAR (VmHWM, MB = 10^6 B; median and max over rounds):"
