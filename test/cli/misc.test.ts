@@ -23,7 +23,7 @@ const pkgVersion = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
 const VERSION_LINE = `tscryptfs ${pkgVersion}; node ${process.version}; ${process.platform}/${process.arch}`;
 
 /** The fuse-native patch level scripts/patch-fuse-native.mjs builds. */
-const PATCH_LEVEL = Number(/const LEVEL = (\d+);/.exec(readFileSync(join(ROOT, 'scripts', 'patch-fuse-native.mjs'), 'utf8'))![1]);
+const PATCH_LEVEL = (JSON.parse(readFileSync(join(ROOT, 'patches', 'fuse-native.json'), 'utf8')) as { level: number }).level;
 
 test('-version and --version: one line: the help header, then the parts that matter', async () => {
   for (const flag of ['-version', '--version']) {

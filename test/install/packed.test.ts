@@ -20,7 +20,7 @@ import { needs, unmet } from '../helpers/requirements.js';
 const NEEDS = needs('mount', 'native');
 /** What a clone has and an install or a build adds: left out of the scratch copy. */
 const NOT_IN_A_CLONE = new Set(['node_modules', 'dist', '.git', 'native/build']);
-const PATCH_LEVEL = Number(/const LEVEL = (\d+);/.exec(readFileSync(join(REPO_ROOT, 'scripts', 'patch-fuse-native.mjs'), 'utf8'))![1]);
+const PATCH_LEVEL = (JSON.parse(readFileSync(join(REPO_ROOT, 'patches', 'fuse-native.json'), 'utf8')) as { level: number }).level;
 
 let tmp = '';
 let prefix = '';
