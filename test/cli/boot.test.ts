@@ -6,8 +6,12 @@
  * ExecStop lines are run as systemd would run them (no shell), since no
  * systemd runs here; `systemd-analyze verify` checks the unit itself. The
  * paths of the examples are replaced by a temporary cipher directory,
- * mount point and password file, and /usr/local/bin/tscryptfs by this
- * checkout's bin/tscryptfs; nothing else changes.
+ * mount point and password file, and /usr/local/bin/tscryptfs by a
+ * symlink to this checkout's bin/tscryptfs in the temporary directory;
+ * nothing else changes. (The symlink, because mount(8) looks for the helper
+ * of type "fuse.PROGRAM" by cutting the type at its last dot: a checkout
+ * below a directory with a dot in its name, as CI's mktemp makes, would
+ * send it to mount(2) with "wrong fs type".)
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,9 +29,13 @@ const UNIT_FILE = join(ROOT, 'Documentation', 'examples', 'tscryptfs-data.servic
 let tmp: string;
 let cipher: string;
 let passfile: string;
+let program: string;
 before(async () => {
   tmp = await tempDir('tscryptfs-boot-');
   guardMountsUnder(tmp);
+  program = join(tmp, 'tscryptfs');
+  assert.doesNotMatch(program, /\./, 'the fstab type fuse.PROGRAM needs a path without dots');
+  await fsp.symlink(BIN, program);
   cipher = await initVault(tmp, 'cipher', [], 'boot password');
   passfile = join(tmp, 'pw');
   await fsp.writeFile(passfile, 'boot password\n', { mode: 0o400 });
@@ -42,7 +50,7 @@ after(async () => {
 /** The example's paths replaced by this test's. */
 function localize(text: string, mnt: string): string {
   return text
-    .replaceAll('/usr/local/bin/tscryptfs', BIN)
+    .replaceAll('/usr/local/bin/tscryptfs', program)
     .replaceAll('/data/cipher', cipher)
     .replaceAll('/data/plain', mnt)
     .replaceAll('/root/pw', passfile);
