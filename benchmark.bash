@@ -62,7 +62,7 @@
 #
 # Usage:
 #   bash benchmark.bash [-rounds N] [-dd] [-only NAME,NAME,...] [-dir DIR]
-#                       [-dbench-time S] [-fio-time S]
+#                       [-dbench-time S] [-fio-time S] [-baseline DIR]
 #   bash benchmark.bash -extractloop N [-mixed] [-only tscryptfs-CIPHER] [-dir DIR]
 #
 #   -rounds N       rounds (default 3)
@@ -71,6 +71,11 @@
 #   -dir DIR        backing directory (default: a new directory in /dev/shm)
 #   -dbench-time S  dbench -t S for each of the two dbench runs (default 8)
 #   -fio-time S     fio --runtime=S (default 20)
+#   -baseline DIR   one more candidate, tscryptfs-baseline: the default
+#                   cipher run from another checkout's build (DIR has its own
+#                   dist/ and node_modules/, e.g. a git worktree of an older
+#                   commit after npm ci), to show a change before and after
+#                   in one run
 #   -extractloop N  leak check, like gocryptfs's tests/stress_tests/extractloop.bash:
 #                   one tscryptfs mount, N cycles of UNTAR + RM, VmRSS of the
 #                   daemon after each; fails if the last cycle's VmRSS is more
@@ -133,6 +138,7 @@ MIXED_PROCS=4
 MIXED_OPS=2000
 DBENCH_T=8
 FIO_T=20
+BASELINE=""
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	-h | -help | --help)
@@ -147,6 +153,7 @@ while [[ $# -gt 0 ]]; do
 	-mixed) MIXED=1 ;;
 	-dbench-time) [[ $# -ge 2 ]] || die "-dbench-time needs seconds"; DBENCH_T=$2; shift ;;
 	-fio-time) [[ $# -ge 2 ]] || die "-fio-time needs seconds"; FIO_T=$2; shift ;;
+	-baseline) [[ $# -ge 2 ]] || die "-baseline needs a directory"; BASELINE=$2; shift ;;
 	*)
 		usage >&2
 		die "invalid argument: $1"
@@ -179,6 +186,13 @@ elif [[ $EXTRACTLOOP -gt 0 ]]; then
 	CANDIDATES=(tscryptfs)
 else
 	CANDIDATES=("${ALL_CANDIDATES[@]}")
+fi
+if [[ -n $BASELINE ]]; then
+	[[ $EXTRACTLOOP -eq 0 ]] || die "-baseline is for the side-by-side phases, not -extractloop"
+	BASELINE=$(realpath "$BASELINE") || die "-baseline: no such directory"
+	[[ -f $BASELINE/dist/src/cli/main.js && -d $BASELINE/node_modules ]] ||
+		die "-baseline $BASELINE: no dist/src/cli/main.js or node_modules/ there (npm ci, then npm run build)"
+	CANDIDATES+=(tscryptfs-baseline)
 fi
 # Drop the candidates whose program is missing, with a note.
 have_program() {
@@ -247,18 +261,27 @@ mkdir -p "$LOGDIR"
 # tscryptfs runs from a snapshot of this checkout's build (bin, dist,
 # package.json, the native addons; node_modules linked), taken now: every
 # round measures the same build even if dist/ is rebuilt during the run.
+# snapshot FROM TO: that copy of the checkout FROM.
+snapshot() {
+	mkdir -p "$2/native" &&
+		cp -a "$1/bin" "$1/dist" "$1/package.json" "$2/" &&
+		ln -s "$1/node_modules" "$2/node_modules" || die "cannot copy the tscryptfs build of $1 to $2"
+	if [[ -d $1/native/build ]]; then
+		cp -a "$1/native/build" "$2/native/" || die "cannot copy $1/native/build to $2"
+	fi
+}
 SNAP=$STAGE/tscryptfs
 for c in "${CANDIDATES[@]}"; do
-	[[ $c == tscryptfs* ]] || continue
-	mkdir -p "$SNAP/native" &&
-		cp -a "$ROOT/bin" "$ROOT/dist" "$ROOT/package.json" "$SNAP/" &&
-		ln -s "$ROOT/node_modules" "$SNAP/node_modules" || die "cannot copy the tscryptfs build to $SNAP"
-	if [[ -d $ROOT/native/build ]]; then
-		cp -a "$ROOT/native/build" "$SNAP/native/" || die "cannot copy native/build to $SNAP"
-	fi
+	[[ $c == tscryptfs* && $c != tscryptfs-baseline ]] || continue
+	snapshot "$ROOT" "$SNAP"
 	break
 done
 TSCRYPTFS=("$NODE" "$SNAP/bin/tscryptfs")
+TSCRYPTFS_BASELINE=()
+if [[ -n $BASELINE ]]; then
+	snapshot "$BASELINE" "$STAGE/tscryptfs-baseline"
+	TSCRYPTFS_BASELINE=("$NODE" "$STAGE/tscryptfs-baseline/bin/tscryptfs")
+fi
 
 ACTIVE_MNT=""    # mountpoint currently mounted by us ("" if none)
 ACTIVE_PIDS=""   # daemon pids that we started for it
@@ -438,14 +461,16 @@ mount_candidate() {
 		return 0
 		;;
 	tscryptfs*)
+		local prog=("${TSCRYPTFS[@]}")
 		case $name in
 		tscryptfs-xchacha) flags=(-xchacha) ;;
 		tscryptfs-aessiv) flags=(-aessiv) ;;
 		tscryptfs-aegis) flags=(-aegis) ;;
+		tscryptfs-baseline) prog=("${TSCRYPTFS_BASELINE[@]}") ;;
 		esac
-		"${TSCRYPTFS[@]}" -init -q -scryptn 10 -extpass "echo $PASS" "${flags[@]}" "$cipher" >"$log" 2>&1 </dev/null ||
+		"${prog[@]}" -init -q -scryptn 10 -extpass "echo $PASS" "${flags[@]}" "$cipher" >"$log" 2>&1 </dev/null ||
 			{ FAILMSG="tscryptfs -init ${flags[*]} failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
-		env "$TAGVAR=$MNT" "${TSCRYPTFS[@]}" -q -nosyslog -extpass "echo $PASS" "$cipher" "$MNT" >>"$log" 2>&1 </dev/null ||
+		env "$TAGVAR=$MNT" "${prog[@]}" -q -nosyslog -extpass "echo $PASS" "$cipher" "$MNT" >>"$log" 2>&1 </dev/null ||
 			{ FAILMSG="tscryptfs mount failed: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
 		;;
 	gocryptfs*)
@@ -517,6 +542,9 @@ if [[ $COMMIT != unknown ]] && ! git -C "$ROOT" diff --quiet HEAD -- src native/
 	COMMIT+="+uncommitted-changes"
 fi
 VERSIONS="tscryptfs $("${TSCRYPTFS[@]}" -version 2>/dev/null | head -n 1 | awk -F'; ' '{sub(/^tscryptfs /, "", $1); print $1 " (commit '"$COMMIT"', " $2 ")"}')"
+if [[ -n $BASELINE ]]; then
+	VERSIONS+=", tscryptfs-baseline commit $(git -C "$BASELINE" rev-parse --short HEAD 2>/dev/null || echo unknown) ($BASELINE)"
+fi
 command -v gocryptfs >/dev/null && VERSIONS+=", gocryptfs $(gocryptfs -version 2>/dev/null | head -n 1 | awk '{print $2}' | tr -d ';')"
 if command -v securefs >/dev/null; then
 	# The Debian build says "securefs GIT-NOTFOUND": then the package's version.
