@@ -37,8 +37,18 @@ export class HiddenFiles {
    * counter), and its directory may be renamed meanwhile.
    */
   private readonly hidden = new Map<string, VaultFile[]>();
-  /** The file hidden last (for renamesOntoItself). */
-  private justHidden: { path: string; hiddenPath: string } | null = null;
+  /**
+   * Path → the hidden name its open file was just moved to, for
+   * renamesOntoItself. One entry per path, not one for the whole mount:
+   * libfuse serves requests in parallel, and another hide between a hide
+   * and its rename must not take the entry away (that made the rename real).
+   * An entry goes when a rename onto its path reads it, when its path is
+   * looked up again (which a rename after a plain unlink needs first, and
+   * libfuse's rename over an open file does not do between its two
+   * halves: see forgetHiding), or when its hidden file is forgotten; so
+   * there are never more entries than hidden files.
+   */
+  private readonly justHidden = new Map<string, string>();
 
   constructor(
     private readonly vault: Vault,
@@ -64,7 +74,12 @@ export class HiddenFiles {
     }
     await this.vault.unlink(from);
     this.hidden.set(basename(hiddenPath), open);
-    this.justHidden = { path: from, hiddenPath };
+    this.justHidden.set(from, hiddenPath);
+  }
+
+  /** A lookup (getattr) of `path`: whatever was hidden there is no longer the second half of a rename. */
+  forgetHiding(path: string): void {
+    this.justHidden.delete(path);
   }
 
   /**
@@ -74,11 +89,11 @@ export class HiddenFiles {
    * must put `to` back as a link instead of renaming.
    */
   async renamesOntoItself(from: string, to: string): Promise<boolean> {
-    const last = this.justHidden;
-    this.justHidden = null;
-    if (last?.path !== to) return false;
+    const hiddenPath = this.justHidden.get(to);
+    if (hiddenPath === undefined) return false;
+    this.justHidden.delete(to);
     // Compared with the open file itself: once it is closed, its inode number may be reused.
-    const hiddenSt = await this.stat(last.hiddenPath).catch(() => null);
+    const hiddenSt = await this.stat(hiddenPath).catch(() => null);
     if (!hiddenSt) return false;
     const st = await this.vault.stat(from, { bigint: true }).catch(() => null);
     return st !== null && st.isFile() && st.dev === hiddenSt.dev && st.ino === hiddenSt.ino;
@@ -110,6 +125,10 @@ export class HiddenFiles {
 
   /** libfuse's unlink of the hidden name after the last release: the file is already gone. */
   forget(path: string): void {
-    this.hidden.delete(basename(path));
+    const name = basename(path);
+    this.hidden.delete(name);
+    for (const [target, hiddenPath] of this.justHidden) {
+      if (basename(hiddenPath) === name) this.justHidden.delete(target);
+    }
   }
 }

@@ -126,6 +126,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     getattr(path: string, cb: FuseCallback): void {
+      hidden.forgetHiding(path);
       answer('getattr', path, cb, () => (hidden.has(path) ? hidden.stat(path) : vault.statWords(path)), (st: Uint32Array | BigIntStats) => [shown(st)]);
     },
 

@@ -104,6 +104,53 @@ test('rename between two hard links of one file whose target is open changes not
   await fsp.unlink(fx.p('b'));
 });
 
+test('the same, 8 pairs at once while other files are unlinked while open: every pair keeps both names (leak test seed 19191)', T, async () => {
+  // libfuse hides the open target, then renames; another hide in between
+  // (a concurrent unlink of an open file) must not make the rename real.
+  await fsp.mkdir(fx.p('pairs'));
+  await fsp.mkdir(fx.p('churn'));
+  let churning = true;
+  const churn = (async () => {
+    for (let i = 0; churning; i++) {
+      const p = fx.p('churn', `c${i % 4}`);
+      await fsp.writeFile(p, 'c');
+      const h = await fsp.open(p, 'r');
+      await fsp.unlink(p);
+      await h.close();
+    }
+  })();
+  const lost: string[] = [];
+  try {
+    for (let round = 0; round < 25; round++) {
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, k) => {
+          const a = fx.p('pairs', `a${k}`);
+          const b = fx.p('pairs', `b${k}`);
+          await fsp.writeFile(a, `pair ${k}`);
+          await fsp.link(a, b);
+          const h = await fsp.open(b, 'r');
+          try {
+            await fsp.rename(a, b);
+            const left = await Promise.all([a, b].map((p) => fsp.stat(p).then(() => true, () => false)));
+            if (!left[0] || !left[1]) lost.push(`round ${round} pair ${k}: ${left[0] ? '' : 'a'}${left[1] ? '' : 'b'} gone`);
+          } finally {
+            await h.close();
+          }
+          await fsp.rm(a, { force: true });
+          await fsp.rm(b, { force: true });
+        }),
+      );
+    }
+  } finally {
+    churning = false;
+    await churn;
+  }
+  assert.deepEqual(lost, [], 'rename(2) between two links of one file changes nothing');
+  assert.deepEqual(await fsp.readdir(fx.p('pairs')), []);
+  await fsp.rmdir(fx.p('pairs'));
+  await fsp.rm(fx.p('churn'), { recursive: true });
+});
+
 test('an unlinked open file stays usable after its directory is renamed (fsx seed 1001)', T, async () => {
   await fsp.mkdir(fx.p('d0'));
   await fsp.mkdir(fx.p('d0', 'e0'));
