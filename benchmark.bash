@@ -63,10 +63,16 @@
 # Usage:
 #   bash benchmark.bash [-rounds N] [-dd] [-only NAME,NAME,...] [-dir DIR]
 #                       [-dbench-time S] [-fio-time S] [-baseline DIR]
+#   bash benchmark.bash -twomounts [-rounds N] [-only NAME,...] [-dir DIR] [-baseline DIR]
 #   bash benchmark.bash -extractloop N [-mixed] [-only tscryptfs-CIPHER] [-dir DIR]
 #
 #   -rounds N       rounds (default 3)
 #   -dd             WRITE and READ only
+#   -twomounts      WRITE with two mounts of each candidate at once (issue 16:
+#                   a second tscryptfs mount wrote at a third of the speed):
+#                   WRITE into the first mount (its file kept), then WRITE2
+#                   into the second, then WRITE2B, a second file there; the
+#                   same dd as WRITE, each with its own daemon's CPU seconds
 #   -only LIST      comma-separated candidate names (see above)
 #   -dir DIR        backing directory (default: a new directory in /dev/shm)
 #   -dbench-time S  dbench -t S for each of the two dbench runs (default 8)
@@ -130,6 +136,7 @@ die() {
 
 ROUNDS=3
 DD_ONLY=0
+TWOMOUNTS=0
 ONLY=""
 OPT_DIR=""
 EXTRACTLOOP=0
@@ -147,6 +154,7 @@ while [[ $# -gt 0 ]]; do
 		;;
 	-rounds) [[ $# -ge 2 ]] || die "-rounds needs a number"; ROUNDS=$2; shift ;;
 	-dd) DD_ONLY=1 ;;
+	-twomounts) TWOMOUNTS=1 DD_ONLY=1 ;;
 	-only) [[ $# -ge 2 ]] || die "-only needs a list"; ONLY=$2; shift ;;
 	-dir) [[ $# -ge 2 ]] || die "-dir needs a directory"; OPT_DIR=$2; shift ;;
 	-extractloop) [[ $# -ge 2 ]] || die "-extractloop needs a number"; EXTRACTLOOP=$2; shift ;;
@@ -166,6 +174,7 @@ for v in ROUNDS EXTRACTLOOP DBENCH_T FIO_T; do
 done
 [[ $ROUNDS -ge 1 ]] || die "-rounds must be at least 1"
 [[ $EXTRACTLOOP -eq 0 || $EXTRACTLOOP -ge 2 ]] || die "-extractloop needs at least 2 cycles"
+[[ $TWOMOUNTS -eq 0 || $EXTRACTLOOP -eq 0 ]] || die "-twomounts and -extractloop are different runs"
 [[ $MIXED -eq 0 || $EXTRACTLOOP -ge 3 ]] || die "-mixed needs -extractloop N with N >= 3 (cycle 2 is the reference)"
 [[ $MIXED -eq 0 ]] || command -v python3 >/dev/null || die "-mixed needs python3"
 [[ $(id -u) -eq 0 ]] || die "run as root (drop_caches, /proc/PID/clear_refs of the mount daemons)"
@@ -315,12 +324,15 @@ find_daemons() {
 
 # Unmount $ACTIVE_MNT (fusermount -u, then a lazy unmount) and make sure
 # the daemons we started for it are gone (TERM, then KILL, by pid).
+# $ACTIVE_MNT may hold several mountpoints (-twomounts), space-separated.
 unmount_active() {
-	local mnt=$ACTIVE_MNT pids=$ACTIVE_PIDS p i
-	[[ -n $mnt ]] || return 0
-	if grep -qF " $mnt fuse" /proc/mounts; then
-		fusermount -u "$mnt" 2>/dev/null || fusermount -uz "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
-	fi
+	local mnt pids=$ACTIVE_PIDS p i still=""
+	[[ -n $ACTIVE_MNT ]] || return 0
+	for mnt in $ACTIVE_MNT; do
+		if grep -qF " $mnt fuse" /proc/mounts; then
+			fusermount -u "$mnt" 2>/dev/null || fusermount -uz "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
+		fi
+	done
 	for i in $(seq 50); do
 		local alive=""
 		for p in $pids; do kill -0 "$p" 2>/dev/null && alive+="$p "; done
@@ -329,8 +341,11 @@ unmount_active() {
 		[[ $i -eq 45 ]] && kill -KILL $alive 2>/dev/null
 		sleep 0.2
 	done
-	if grep -qF " $mnt fuse" /proc/mounts; then
-		echo "$MYNAME: WARNING: $mnt is still mounted" >&3
+	for mnt in $ACTIVE_MNT; do
+		grep -qF " $mnt fuse" /proc/mounts && still+="$mnt "
+	done
+	if [[ -n $still ]]; then
+		echo "$MYNAME: WARNING: ${still% } still mounted" >&3
 		return 1
 	fi
 	ACTIVE_MNT=""
@@ -617,12 +632,14 @@ fi
 
 # ---------------------------------------------------------------- the benchmark
 
-if [[ $DD_ONLY -eq 1 ]]; then
+if [[ $TWOMOUNTS -eq 1 ]]; then
+	PHASES=(WRITE WRITE2 WRITE2B)
+elif [[ $DD_ONLY -eq 1 ]]; then
 	PHASES=(WRITE READ)
 else
 	PHASES=(WRITE READ UNTAR MD5 LS RM DBENCH4 DBENCH16 FIO RSS)
 fi
-declare -A UNIT=([WRITE]=MB/s [READ]=MB/s [UNTAR]=s [MD5]=s [LS]=s [RM]=s [DBENCH4]=MB/s [DBENCH16]=MB/s [FIO]=IOPS [RSS]=MB)
+declare -A UNIT=([WRITE]=MB/s [WRITE2]=MB/s [WRITE2B]=MB/s [READ]=MB/s [UNTAR]=s [MD5]=s [LS]=s [RM]=s [DBENCH4]=MB/s [DBENCH16]=MB/s [FIO]=IOPS [RSS]=MB)
 declare -A RES=()     # "cand,phase" -> values of the rounds, space-separated
 declare -A ROUNDV=()  # "cand,round,phase" -> value
 declare -A CPURES=()     # "cand,phase" -> daemon CPU seconds of the rounds, space-separated
@@ -668,11 +685,34 @@ bench_candidate() {
 	cpu_begin && run_timed "$LOGDIR/write.log" dd if=/dev/zero of=zero bs=131072 count=2000 conv=fsync &&
 		cpu_end WRITE && dd_rate "$LOGDIR/write.log" || { FAILMSG="WRITE: $FAILMSG"; return 1; }
 	got[WRITE]=$RATE
-	drop_caches || { FAILMSG="cannot drop the page cache"; return 1; }
-	cpu_begin && run_timed "$LOGDIR/read.log" dd if=zero of=/dev/null bs=131072 count=2000 &&
-		cpu_end READ && dd_rate "$LOGDIR/read.log" || { FAILMSG="READ: $FAILMSG"; return 1; }
-	got[READ]=$RATE
-	rm zero || { FAILMSG="rm zero failed"; return 1; }
+	if [[ $TWOMOUNTS -eq 1 ]]; then
+		# The first mount keeps its file; a second mount of the same kind
+		# beside it gets the same dd, twice.
+		local first_mnt=$ACTIVE_MNT first_pids=$ACTIVE_PIDS
+		mkdir "$dir/second" || { FAILMSG="mkdir $dir/second"; return 1; }
+		ACTIVE_MNT=""
+		mount_candidate "$cand" "$dir/second" || {
+			ACTIVE_MNT="$first_mnt $ACTIVE_MNT" ACTIVE_PIDS="$first_pids $ACTIVE_PIDS"
+			FAILMSG="second mount: $FAILMSG"
+			return 1
+		}
+		pid=$ACTIVE_PIDS
+		ACTIVE_MNT="$first_mnt $ACTIVE_MNT" ACTIVE_PIDS="$first_pids $ACTIVE_PIDS"
+		cd "$MNT" || { FAILMSG="cd $MNT"; return 1; }
+		cpu_begin && run_timed "$LOGDIR/write.log" dd if=/dev/zero of=zero bs=131072 count=2000 conv=fsync &&
+			cpu_end WRITE2 && dd_rate "$LOGDIR/write.log" || { FAILMSG="WRITE2: $FAILMSG"; return 1; }
+		got[WRITE2]=$RATE
+		cpu_begin && run_timed "$LOGDIR/write.log" dd if=/dev/zero of=zero2 bs=131072 count=2000 conv=fsync &&
+			cpu_end WRITE2B && dd_rate "$LOGDIR/write.log" || { FAILMSG="WRITE2B: $FAILMSG"; return 1; }
+		got[WRITE2B]=$RATE
+		cd "$WORK" || { FAILMSG="cd $WORK"; return 1; }
+	else
+		drop_caches || { FAILMSG="cannot drop the page cache"; return 1; }
+		cpu_begin && run_timed "$LOGDIR/read.log" dd if=zero of=/dev/null bs=131072 count=2000 &&
+			cpu_end READ && dd_rate "$LOGDIR/read.log" || { FAILMSG="READ: $FAILMSG"; return 1; }
+		got[READ]=$RATE
+		rm zero || { FAILMSG="rm zero failed"; return 1; }
+	fi
 
 	if [[ $DD_ONLY -eq 0 ]]; then
 		if [[ -n $pid ]]; then
@@ -811,7 +851,7 @@ for c in "${CANDIDATES[@]}"; do
 done
 
 # header TITLE KIND PHASE...: the two header lines of a table; KIND "" for
-# the phases' own units, CPU for CPU seconds.
+# the phases' own units, CPU for CPU seconds, SPREAD for max/min ratios.
 header() {
 	local title=$1 kind=$2 p
 	shift 2
@@ -820,7 +860,11 @@ header() {
 	echo
 	printf '%-21s' ""
 	for p in "$@"; do
-		if [[ $kind == CPU ]]; then printf ' %9s' s; else printf ' %9s' "${UNIT[$p]}"; fi
+		case $kind in
+		CPU) printf ' %9s' s ;;
+		SPREAD) printf ' %9s' max/min ;;
+		*) printf ' %9s' "${UNIT[$p]}" ;;
+		esac
 	done
 	echo
 }
@@ -873,6 +917,25 @@ ratio_table() {
 	done
 }
 
+# spread_table RESVAR KIND PHASE...: max / min over the rounds of each
+# phase, per candidate ("-" with fewer than two rounds).
+spread_table() {
+	local -n res=$1
+	local kind=$2 c p v
+	shift 2
+	header candidate "$kind" "$@"
+	for c in "${CANDIDATES[@]}"; do
+		printf '%-21s' "$c"
+		for p in "$@"; do
+			v=$(tr ' ' '\n' <<<"${res["$c,$p"]:-}" | grep -v '^$' |
+				awk 'NR == 1 { lo = hi = $1 } { if ($1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+				     END { if (NR >= 2 && lo > 0) printf "%.2fx", hi / lo; else print "-" }')
+			printf ' %9s' "$v"
+		done
+		echo
+	done
+}
+
 # rounds_table ROUNDVAR KIND PHASE...: every complete round's numbers.
 rounds_table() {
 	local -n rv=$1
@@ -905,6 +968,11 @@ echo "Rounds: $ROUNDS (interleaved; took $TOTAL_MIN min); load average at the en
 echo
 echo "Median of $ROUNDS round(s):"
 medians_table MED "" "${PHASES[@]}"
+if [[ $ROUNDS -ge 2 ]]; then
+	echo
+	echo "Spread: max / min over the rounds (1.00x: the same every round):"
+	spread_table RES SPREAD "${PHASES[@]}"
+fi
 
 REF=gocryptfs
 echo
