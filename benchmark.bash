@@ -268,7 +268,7 @@ LOGDIR=$WORK/logs
 mkdir -p "$LOGDIR"
 
 # tscryptfs runs from a snapshot of this checkout's build (bin, dist,
-# package.json, the native addons; node_modules linked), taken now: every
+# package.json, patches/, the native addons; node_modules linked), taken now: every
 # round measures the same build even if dist/ is rebuilt during the run.
 # snapshot FROM TO: that copy of the checkout FROM.
 snapshot() {
@@ -277,6 +277,10 @@ snapshot() {
 		ln -s "$1/node_modules" "$2/node_modules" || die "cannot copy the tscryptfs build of $1 to $2"
 	if [[ -d $1/native/build ]]; then
 		cp -a "$1/native/build" "$2/native/" || die "cannot copy $1/native/build to $2"
+	fi
+	# The binding's expected patch level (older checkouts have no such file).
+	if [[ -d $1/patches ]]; then
+		cp -a "$1/patches" "$2/" || die "cannot copy $1/patches to $2"
 	fi
 }
 SNAP=$STAGE/tscryptfs
