@@ -50,8 +50,8 @@
 # /dev/shm; -dir DIR to choose), with -scryptn 10 (securefs: -r 1; password:
 # "bench").
 #
-# Output: the median of each phase per candidate, every candidate's ratio to
-# gocryptfs (default) per phase (candidate / gocryptfs: for MB/s and IOPS
+# Output: the median of each phase per candidate, its spread (max / min over
+# the rounds), every candidate's ratio to gocryptfs (default) per phase (candidate / gocryptfs: for MB/s and IOPS
 # more is better, for seconds less is better), the same two tables for the
 # daemons' CPU seconds (less is better), every round's raw numbers, and the
 # machine. Raw numbers also go to a TSV file under the cache directory
