@@ -88,6 +88,27 @@ test('fstat after ftruncate of an unlinked open file says nlink 0, also with the
   assert.deepEqual(await fsp.readdir(fx.mnt), [], 'nothing left');
 });
 
+test('fstat of an open file whose other name is unlinked after the open one says nlink 0', {
+  ...T,
+  // Deterministic (fsx replay: open #0 f0 w+; link f0 f1; unlink f0; unlink f1). libfuse answers GETATTR of
+  // the hidden open name with the other names' count, 1 here; the binding gives nlink <= 1 a 1 s kernel
+  // attribute timeout (singleNameAttrTimeout), and UNLINK of f1, another node id, does not drop it:
+  // fstat says 0 about 1010 ms later, and at once with -sharedstorage (no such timeout).
+  todo: 'fuse-native patch: the kernel keeps nlink 1 for up to a second (Documentation/fuse-native.md, singleNameAttrTimeout)',
+}, async () => {
+  await fsp.writeFile(fx.p('two-a'), 'x');
+  const h = await fsp.open(fx.p('two-a'), 'r+');
+  try {
+    await fsp.link(fx.p('two-a'), fx.p('two-b'));
+    await fsp.unlink(fx.p('two-a'));
+    assert.equal((await h.stat()).nlink, 1, 'one name left');
+    await fsp.unlink(fx.p('two-b'));
+    assert.equal((await h.stat()).nlink, 0, 'no name left');
+  } finally {
+    await h.close();
+  }
+});
+
 test('rmdir of a directory whose only file is unlinked but still open succeeds (no ENOTEMPTY)', T, async () => {
   await fsp.mkdir(fx.p('d2'));
   await fsp.writeFile(fx.p('d2', 'f'), 'x');
