@@ -112,13 +112,22 @@ export class HiddenFiles {
   }
 
   /**
-   * fstat of the hidden file, its link count raised by one: libfuse counts
-   * the hidden name as a link and subtracts it from what we answer.
+   * fstat of the hidden file, a positive link count raised by one.
+   *
+   * libfuse counts the hidden name as a link, and its GETATTR subtracts one
+   * from a positive count; but not every caller of getattr does: SETATTR
+   * (ftruncate of the open file) and LOOKUP pass the count on as it is.
+   * The file usually has no other name: 0 is then the answer for every
+   * caller, so it stays 0. Only a file that still has other names gets one
+   * more, which only GETATTR takes off. (After an ftruncate libfuse usually
+   * takes the attributes ftruncate carried back, unraised; only when its
+   * thread comes more than 5 ms late do they come from here, and then a
+   * file with other names shows one link too many in that one reply.)
    */
   stat(path: string): Promise<BigIntStats> {
     return this.withHandle(path, async (h) => {
       const st = await h.stat({ bigint: true });
-      st.nlink += 1n;
+      if (st.nlink > 0n) st.nlink += 1n;
       return st;
     });
   }

@@ -9,6 +9,7 @@
  * binding, see Documentation/fuse-native.md): an open file whose directory
  * is gone, and handles open on different names of one hard-linked file.
  */
+import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
@@ -53,6 +54,59 @@ test('unlink of an open file: no .fuse_hidden entry, the handle still reads, wri
   // Right after close(2): release is asynchronous, so a hidden name could linger here (the old flaky files.test.ts case).
   assert.deepEqual(await fsp.readdir(fx.p('d')), [], 'no leftovers after close either');
   await fsp.rmdir(fx.p('d'));
+});
+
+test('fstat after ftruncate of an unlinked open file says nlink 0, also with the CPU contended (fsx seed 20261130)', T, async () => {
+  // libfuse follows ftruncate with an fgetattr whose link count it passes on
+  // as it is (only GETATTR takes off the hidden name). The attributes
+  // ftruncate carries back answer it, unless libfuse's thread comes more
+  // than 5 ms late; then src/fuse/hidden-files.ts does. Two busy processes
+  // make such delays common: before that answered 0 for a file without
+  // names, up to 4 rounds in 100 said nlink 1. They stop by themselves after 30 s.
+  const burners = [0, 1].map(() => spawn(process.execPath, ['-e', 'const end = Date.now() + 30000; while (Date.now() < end);'], { stdio: 'ignore' }));
+  try {
+    const wrong: string[] = [];
+    await Promise.all([0, 1, 2, 3].map(async (w) => {
+      const p = fx.p(`truncated-${w}`);
+      for (let i = 0; i < 250; i++) {
+        const h = await fsp.open(p, 'w+');
+        try {
+          await h.write(Buffer.from('x'), 0, 1, 0);
+          await fsp.unlink(p);
+          await h.truncate(4096 + i);
+          const st = await h.stat();
+          if (st.nlink !== 0 || st.size !== 4096 + i) wrong.push(`${p}, round ${i}: nlink ${st.nlink}, size ${st.size}`);
+        } finally {
+          await h.close();
+        }
+      }
+    }));
+    assert.deepEqual(wrong, [], 'fstat right after ftruncate');
+  } finally {
+    for (const b of burners) b.kill('SIGKILL');
+  }
+  assert.deepEqual(await fsp.readdir(fx.mnt), [], 'nothing left');
+});
+
+test('fstat of an open file whose other name is unlinked after the open one says nlink 0', {
+  ...T,
+  // Deterministic (fsx replay: open #0 f0 w+; link f0 f1; unlink f0; unlink f1). libfuse answers GETATTR of
+  // the hidden open name with the other names' count, 1 here; the binding gives nlink <= 1 a 1 s kernel
+  // attribute timeout (singleNameAttrTimeout), and UNLINK of f1, another node id, does not drop it:
+  // fstat says 0 about 1010 ms later, and at once with -sharedstorage (no such timeout).
+  todo: 'fuse-native patch: the kernel keeps nlink 1 for up to a second (Documentation/fuse-native.md, singleNameAttrTimeout)',
+}, async () => {
+  await fsp.writeFile(fx.p('two-a'), 'x');
+  const h = await fsp.open(fx.p('two-a'), 'r+');
+  try {
+    await fsp.link(fx.p('two-a'), fx.p('two-b'));
+    await fsp.unlink(fx.p('two-a'));
+    assert.equal((await h.stat()).nlink, 1, 'one name left');
+    await fsp.unlink(fx.p('two-b'));
+    assert.equal((await h.stat()).nlink, 0, 'no name left');
+  } finally {
+    await h.close();
+  }
 });
 
 test('rmdir of a directory whose only file is unlinked but still open succeeds (no ENOTEMPTY)', T, async () => {
