@@ -315,6 +315,7 @@ static napi_value at_chmodat(napi_env env, napi_callback_info info)
 /*
  * utimensat(dirfd, name, times): times a Float64Array [atime s, atime ns,
  * mtime s, mtime ns]; ns -1: leave that time (UTIME_OMIT), -2: now (UTIME_NOW).
+ * An empty name sets the times of the open file dirfd itself (futimens).
  */
 static napi_value at_utimensat(napi_env env, napi_callback_info info)
 {
@@ -336,6 +337,7 @@ static napi_value at_utimensat(napi_env env, napi_callback_info info)
         ts[i].tv_sec = (time_t)t[2 * i];
         ts[i].tv_nsec = ns == -1 ? UTIME_OMIT : ns == -2 ? UTIME_NOW : (long)ns;
     }
+    if (name[0] == '\0') return result(env, futimens(dirfd, ts));
     return result(env, utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW));
 }
 

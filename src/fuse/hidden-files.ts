@@ -99,6 +99,20 @@ export class HiddenFiles {
     return st !== null && st.isFile() && st.dev === hiddenSt.dev && st.ino === hiddenSt.ino;
   }
 
+  /**
+   * chmod, chown or utimens of a hidden file (fchmod, fchown, futimens of
+   * an unlinked open file reach us by its hidden name): through one of its
+   * handles, as it has no name on disk.
+   */
+  change(path: string, fn: (h: VaultFile) => Promise<void>): Promise<void> {
+    return this.withHandle(path, fn);
+  }
+
+  /** The hidden file's attributes as they are, for the replies libfuse passes on unchanged (see stat). */
+  rawStat(path: string): Promise<BigIntStats> {
+    return this.withHandle(path, (h) => h.stat({ bigint: true }));
+  }
+
   /** Runs `fn` on an open handle of the hidden file (ENOENT when all are closed). */
   private async withHandle<T>(path: string, fn: (h: VaultFile) => Promise<T>): Promise<T> {
     for (const h of this.hidden.get(basename(path)) ?? []) {

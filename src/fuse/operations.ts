@@ -247,15 +247,18 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     chmod(path: string, mode: number, cb: FuseCallback): void {
+      if (hidden.has(path)) return answerWithStat('chmod', path, cb, () => hidden.change(path, (h) => h.chmod(mode & 0o7777)), () => hidden.rawStat(path));
       answerWithStat('chmod', path, cb, () => vault.chmod(path, mode & 0o7777));
     },
 
     chown(path: string, uid: number, gid: number, cb: FuseCallback): void {
+      if (hidden.has(path)) return answerWithStat('chown', path, cb, () => hidden.change(path, (h) => h.chown(uid, gid)), () => hidden.rawStat(path));
       answerWithStat('chown', path, cb, () => vault.chown(path, uid, gid));
     },
 
     /** Times as [seconds, nanoseconds]; null leaves that time as it is. Exact, unlike fs.utimes. */
     utimens(path: string, atime: FuseTime, mtime: FuseTime, cb: FuseCallback): void {
+      if (hidden.has(path)) return answerWithStat('utimens', path, cb, () => hidden.change(path, (h) => h.utimens(atime, mtime)), () => hidden.rawStat(path));
       answerWithStat('utimens', path, cb, () => vault.utimens(path, atime, mtime));
     },
 

@@ -30,6 +30,8 @@ const openAsync = promisify(fs.open);
 export const openFd = async (path: string, flags: number, mode?: number): Promise<number> =>
   DIRECT_IO ? fs.openSync(path, flags, mode) : openAsync(path, flags, mode);
 export const fsync = promisify(fs.fsync);
+export const fchmod = promisify(fs.fchmod);
+export const fchown = promisify(fs.fchown);
 export const fdatasync = promisify(fs.fdatasync);
 
 /**

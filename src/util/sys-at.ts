@@ -68,6 +68,7 @@ export interface AtCalls {
   fchownat(dirfd: number, name: string, uid: number, gid: number): Promise<void>;
   /** chmod of the entry itself; a symlink is EOPNOTSUPP (as fchmodat2 with AT_SYMLINK_NOFOLLOW). */
   chmodat(dirfd: number, name: string, mode: number): Promise<void>;
+  /** Times of the entry itself; an empty `name`: of the open file `dirfd` (futimens). */
   utimensat(dirfd: number, name: string, atime: TimeArg, mtime: TimeArg): Promise<void>;
   /** lstat of the entry as STAT_WORDS words (src/util/stat-words.ts). */
   fstatat(dirfd: number, name: string): Promise<Uint32Array>;
@@ -203,6 +204,7 @@ const io = DIRECT_IO
       lchown: async (p: string, u: number, g: number) => fs.lchownSync(p, u, g),
       chmod: async (p: string, m: number) => fs.chmodSync(p, m),
       lutimes: async (p: string, a: number, m: number) => fs.lutimesSync(p, a, m),
+      utimes: async (p: string, a: number, m: number) => fs.utimesSync(p, a, m),
       readdir: async (p: string) => fs.readdirSync(p),
     }
   : {
@@ -221,6 +223,7 @@ const io = DIRECT_IO
       lchown: (p: string, u: number, g: number) => fsp.lchown(p, u, g),
       chmod: (p: string, m: number) => fsp.chmod(p, m),
       lutimes: (p: string, a: number, m: number) => fsp.lutimes(p, a, m),
+      utimes: (p: string, a: number, m: number) => fsp.utimes(p, a, m),
       readdir: (p: string) => fsp.readdir(p),
     };
 
@@ -297,6 +300,12 @@ function procCalls(): AtCalls {
       }),
     utimensat: (d, n, atime, mtime) =>
       bare('utimensat', async () => {
+        if (n === '') {
+          // The open file itself: its /proc link is followed, to the file.
+          const st = await io.fstat(d);
+          await io.utimes(`/proc/self/fd/${d}`, timeOf(atime, st.atimeNs), timeOf(mtime, st.mtimeNs));
+          return;
+        }
         const st = await io.lstat(p(d, n));
         await io.lutimes(p(d, n), timeOf(atime, st.atimeNs), timeOf(mtime, st.mtimeNs));
       }),

@@ -43,10 +43,17 @@ export async function open(core: VaultCore, path: string, flags: string | number
   }
   const state = core.files.acquire(dev, ino);
   const content: ContentFile = { fd, state, cipher: core.ciphers.content, cipherPath: logPath, log: core.log, buffers: core.cipherBuffers, prealloc: core.prealloc };
-  const handle: VaultFile = new VaultFile(content, f, path, () => {
-    core.files.release(dev, ino);
-    core.openHandles.delete(handle);
-  });
+  const attrs = { at: core.at, assertWritable: (syscall: string, p: string) => assertWritable(core, syscall, p) };
+  const handle: VaultFile = new VaultFile(
+    content,
+    f,
+    path,
+    () => {
+      core.files.release(dev, ino);
+      core.openHandles.delete(handle);
+    },
+    attrs,
+  );
   core.openHandles.add(handle);
   if ((f & C.O_TRUNC) !== 0 && isWritable(f)) {
     try {

@@ -5,10 +5,18 @@
 import type { BigIntStats, Stats } from 'node:fs';
 import { constants as C } from 'node:fs';
 import { fsError } from '../util/errors.js';
-import { closeFd, fdatasync, fstat, fstatBig, fsync } from '../util/fd-io.js';
+import { closeFd, fchmod, fchown, fdatasync, fstat, fstatBig, fsync } from '../util/fd-io.js';
+import type { AtCalls, TimeArg } from '../util/sys-at.js';
 import { allocateContent, plainSize, readContent, readContentInto, truncateContent, writeContent, type ContentFile } from './file-content.js';
 import { accessMode } from './open-flags.js';
 import { setSize } from './stats.js';
+
+/** What a handle needs of its vault to change the file's attributes. */
+export interface FileAttrAccess {
+  at: AtCalls;
+  /** Throws when the vault takes no changes (closed; EROFS when read-only). */
+  assertWritable(syscall: string, path: string): void;
+}
 
 export class VaultFile {
   private position = 0;
@@ -22,6 +30,7 @@ export class VaultFile {
     /** The plaintext path this handle was opened with. */
     readonly path: string,
     private readonly onClose: () => void,
+    private readonly attrs: FileAttrAccess,
   ) {}
 
   /** The backing file descriptor (for FUSE adapters and tests). */
@@ -112,6 +121,32 @@ export class VaultFile {
     const st = opts.bigint ? await fstatBig(this.f.fd) : await fstat(this.f.fd);
     setSize(st, await this.size());
     return st;
+  }
+
+  private checkChange(syscall: string): void {
+    this.check(syscall, 'any');
+    this.attrs.assertWritable(syscall, this.path);
+  }
+
+  /**
+   * fchmod(2): the mode bits of the file, through this handle (also when
+   * the file has no name any more, as after unlink while open).
+   */
+  async chmod(mode: number): Promise<void> {
+    this.checkChange('fchmod');
+    await fchmod(this.f.fd, mode & 0o7777);
+  }
+
+  /** fchown(2); -1 leaves that id as it is. */
+  async chown(uid: number, gid: number): Promise<void> {
+    this.checkChange('fchown');
+    await fchown(this.f.fd, uid, gid);
+  }
+
+  /** futimens(2): [seconds, nanoseconds], 'now', or null to leave that time. */
+  async utimens(atime: TimeArg, mtime: TimeArg): Promise<void> {
+    this.checkChange('futimens');
+    await this.attrs.at.utimensat(this.f.fd, '', atime, mtime);
   }
 
   async sync(): Promise<void> {

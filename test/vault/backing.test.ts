@@ -119,6 +119,46 @@ describe('the backing layer', () => {
     }
   });
 
+  test('a handle changes mode, owner and exact times of its file, also after the file was unlinked', ROOT, async () => {
+    const h = await v.open('/handled', 'w+');
+    try {
+      await v.unlink('/handled');
+      await h.chmod(0o4640);
+      assert.equal((await h.stat({ bigint: true })).mode & 0o7777n, 0o4640n);
+      await h.chown(65534, 65533);
+      await h.utimens([1_500_000_000, 123_456_789], [1_600_000_000, 987_654_321]);
+      let st = await h.stat({ bigint: true });
+      assert.equal(st.mode & 0o7777n, 0o640n, 'chown drops S_ISUID, as the kernel does for anybody');
+      assert.deepEqual([st.uid, st.gid, st.nlink], [65534n, 65533n, 0n]);
+      // The /proc fallback goes through node's utimes (seconds as a double: microseconds exact).
+      const ns = (t: bigint): bigint => (PROC ? t / 1000n : t);
+      assert.equal(ns(st.atimeNs), ns(1_500_000_000_123_456_789n));
+      assert.equal(ns(st.mtimeNs), ns(1_600_000_000_987_654_321n));
+      await h.chown(-1, 65534);
+      await h.utimens(null, 'now');
+      st = await h.stat({ bigint: true });
+      assert.deepEqual([st.uid, st.gid], [65534n, 65534n], '-1 keeps the uid');
+      assert.equal(ns(st.atimeNs), ns(1_500_000_000_123_456_789n), 'null keeps the atime');
+      assert.ok(st.mtimeNs > 1_700_000_000_000_000_000n, "'now' is now");
+    } finally {
+      await h.close();
+    }
+    const ro = await Vault.open(join(tmp, 'cipher'), { password: 'pw', readOnly: true, logger: silentLogger });
+    try {
+      await v.writeFile('/ro', 'x');
+      const r = await ro.open('/ro', 'r');
+      try {
+        await assert.rejects(r.chmod(0o600), { code: 'EROFS' });
+        await assert.rejects(r.utimens('now', 'now'), { code: 'EROFS' });
+      } finally {
+        await r.close();
+      }
+    } finally {
+      await ro.close();
+      await v.unlink('/ro');
+    }
+  });
+
   test('a path of 31 components of 127 bytes (plaintext near PATH_MAX, cipher side far past it) works end to end', async () => {
     const comp = (i: number): string => `${String(i).padStart(3, '0')}${'d'.repeat(124)}`;
     let dir = '';
