@@ -308,6 +308,37 @@ test('rename directories: with contents, across directories, over an empty direc
   assert.ok((await fsp.readdir(dirname(cdir))).includes(basename(cdir) + '.name'));
 });
 
+test('a new name of any kind moves its directory\'s mtime and ctime at once, a symlink too (pjdfstest symlink/00.t)', T, async () => {
+  // Each directory's attributes are read (and cached) first; a second later
+  // one new entry goes into each, and stat must see the new times at once.
+  const make: Record<string, (d: string) => Promise<unknown>> = {
+    file: (d) => fsp.writeFile(join(d, 'n'), 'x'),
+    dir: (d) => fsp.mkdir(join(d, 'n')),
+    symlink: (d) => fsp.symlink('target', join(d, 'n')),
+    link: (d) => fsp.link(fx.p('times-src'), join(d, 'n')),
+    'rename in': (d) => fsp.rename(fx.p('times-moved'), join(d, 'n')),
+  };
+  await fsp.writeFile(fx.p('times-src'), 's');
+  await fsp.writeFile(fx.p('times-moved'), 'm');
+  const before = new Map<string, { mtimeMs: number; ctimeMs: number }>();
+  for (const kind of Object.keys(make)) {
+    await fsp.mkdir(fx.p(`times-${kind}`));
+    before.set(kind, await fsp.stat(fx.p(`times-${kind}`)));
+  }
+  await new Promise((r) => setTimeout(r, 1100));
+  const stale: string[] = [];
+  for (const [kind, fn] of Object.entries(make)) {
+    const d = fx.p(`times-${kind}`);
+    await fn(d);
+    const st = await fsp.stat(d);
+    const old = before.get(kind)!;
+    if (!(st.mtimeMs > old.mtimeMs && st.ctimeMs > old.ctimeMs)) stale.push(`${kind}: mtime ${old.mtimeMs} -> ${st.mtimeMs}, ctime ${old.ctimeMs} -> ${st.ctimeMs}`);
+  }
+  assert.deepEqual(stale, [], 'the directory shows its new times right after the change');
+  for (const kind of Object.keys(make)) await fsp.rm(fx.p(`times-${kind}`), { recursive: true });
+  await fsp.unlink(fx.p('times-src'));
+});
+
 test('with -plaintextnames: gocryptfs.conf at the root is hidden and refused with EPERM', T, async () => {
   const cdir = join(fx.tmp, 'ptn-cipher');
   await initCipherdir(fx.impl, cdir, ['-plaintextnames']);
