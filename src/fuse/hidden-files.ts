@@ -79,7 +79,7 @@ export class HiddenFiles {
 
   /** A lookup (getattr) of `path`: whatever was hidden there is no longer the second half of a rename. */
   forgetHiding(path: string): void {
-    this.justHidden.delete(path);
+    if (this.justHidden.size > 0) this.justHidden.delete(path);
   }
 
   /**

@@ -259,6 +259,12 @@ function procCalls(): AtCalls {
     const st = await io.fstat(fd);
     return { fd, link: (Number(st.mode) & C.S_IFMT) === C.S_IFLNK };
   };
+  /** Whether the entry is a symlink (which has no user xattrs on Linux). */
+  const isLink = async (dirfd: number, name: string): Promise<boolean> => {
+    const e = await entry(dirfd, name);
+    await io.close(e.fd);
+    return e.link;
+  };
   return {
     kind: 'proc',
     openat: (d, n, flags, mode, cred) =>
@@ -323,22 +329,13 @@ function procCalls(): AtCalls {
     statListingAt: () => null,
     getxattrat: (d, n, attr) =>
       bare('getxattr', async () => {
-        const e = await entry(d, n);
-        await io.close(e.fd);
-        if (e.link) throw fsError('ENODATA', 'getxattr');
+        if (await isLink(d, n)) throw fsError('ENODATA', 'getxattr');
         return xattrAt.getAttribute(p(d, n), attr);
       }),
-    listxattrat: (d, n) =>
-      bare('listxattr', async () => {
-        const e = await entry(d, n);
-        await io.close(e.fd);
-        return e.link ? [] : xattrAt.listAttributes(p(d, n));
-      }),
+    listxattrat: (d, n) => bare('listxattr', async () => ((await isLink(d, n)) ? [] : xattrAt.listAttributes(p(d, n)))),
     setxattrat: (d, n, attr, value, flags) =>
       bare('setxattr', async () => {
-        const e = await entry(d, n);
-        await io.close(e.fd);
-        if (e.link) throw fsError('EPERM', 'setxattr');
+        if (await isLink(d, n)) throw fsError('EPERM', 'setxattr');
         if (flags !== 0) {
           const exists = (await xattrAt.listAttributes(p(d, n))).includes(attr);
           if (flags & XATTR_CREATE && exists) throw fsError('EEXIST', 'setxattr');
@@ -348,9 +345,7 @@ function procCalls(): AtCalls {
       }),
     removexattrat: (d, n, attr) =>
       bare('removexattr', async () => {
-        const e = await entry(d, n);
-        await io.close(e.fd);
-        if (e.link) throw fsError('ENODATA', 'removexattr');
+        if (await isLink(d, n)) throw fsError('ENODATA', 'removexattr');
         await xattrAt.removeAttribute(p(d, n), attr);
       }),
   };
