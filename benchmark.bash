@@ -876,68 +876,50 @@ header() {
 # has_cpu CAND: whether CAND has a daemon (all but plain).
 has_cpu() { [[ $1 != plain ]]; }
 
-# medians_table MEDVAR KIND PHASE...: one line per candidate with its medians.
-medians_table() {
-	local -n med=$1
-	local kind=$2 c p
-	shift 2
+# table VAR KIND CELL PHASE...: the header, then a line per candidate (with
+# a daemon, for KIND CPU) holding `CELL VAR KIND CAND PHASE` for each phase.
+# VAR names the associative array the cells read ("cand,phase" -> value).
+table() {
+	local var=$1 kind=$2 cell=$3 c p
+	shift 3
 	header candidate "$kind" "$@"
 	for c in "${CANDIDATES[@]}"; do
 		[[ $kind == CPU ]] && ! has_cpu "$c" && continue
 		printf '%-21s' "$c"
-		for p in "$@"; do
-			if [[ -n ${FAILED[$c]:-} ]]; then
-				printf ' %9s' FAILED
-			elif [[ -n ${med["$c,$p"]:-} ]]; then
-				printf ' %9s' "$(fmt "${kind:-$p}" "${med["$c,$p"]}")"
-			else
-				printf ' %9s' -
-			fi
-		done
+		for p in "$@"; do printf ' %9s' "$("$cell" "$var" "$kind" "$c" "$p")"; done
 		echo
 	done
 }
 
-# ratio_table MEDVAR KIND PHASE...: every candidate's medians divided by
-# $REF's.
-ratio_table() {
-	local -n med=$1
-	local kind=$2 c p a b
-	shift 2
-	header candidate "$kind" "$@"
-	for c in "${CANDIDATES[@]}"; do
-		[[ $kind == CPU ]] && ! has_cpu "$c" && continue
-		printf '%-21s' "$c"
-		for p in "$@"; do
-			a=${med["$c,$p"]:-}
-			b=${med["$REF,$p"]:-}
-			if [[ -n $a && -n $b ]] && awk -v b="$b" 'BEGIN { exit !(b > 0) }'; then
-				printf ' %9s' "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2fx", a / b }')"
-			else
-				printf ' %9s' -
-			fi
-		done
-		echo
-	done
+# The cells: a median as the tables print it; a median divided by $REF's;
+# max / min over the rounds ("-" with fewer than two).
+# shellcheck disable=SC2317 # called by table, as its CELL
+median_cell() {
+	local -n _m=$1
+	if [[ -n ${FAILED[$3]:-} ]]; then
+		echo FAILED
+	elif [[ -n ${_m["$3,$4"]:-} ]]; then
+		fmt "${2:-$4}" "${_m["$3,$4"]}"
+	else
+		echo -
+	fi
 }
-
-# spread_table RESVAR KIND PHASE...: max / min over the rounds of each
-# phase, per candidate ("-" with fewer than two rounds).
-spread_table() {
-	local -n res=$1
-	local kind=$2 c p v
-	shift 2
-	header candidate "$kind" "$@"
-	for c in "${CANDIDATES[@]}"; do
-		printf '%-21s' "$c"
-		for p in "$@"; do
-			v=$(tr ' ' '\n' <<<"${res["$c,$p"]:-}" | grep -v '^$' |
-				awk 'NR == 1 { lo = hi = $1 } { if ($1 < lo) lo = $1; if ($1 > hi) hi = $1 }
-				     END { if (NR >= 2 && lo > 0) printf "%.2fx", hi / lo; else print "-" }')
-			printf ' %9s' "$v"
-		done
-		echo
-	done
+# shellcheck disable=SC2317 # called by table, as its CELL
+ratio_cell() {
+	local -n _m=$1
+	local a=${_m["$3,$4"]:-} b=${_m["$REF,$4"]:-}
+	if [[ -n $a && -n $b ]] && awk -v b="$b" 'BEGIN { exit !(b > 0) }'; then
+		awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2fx", a / b }'
+	else
+		echo -
+	fi
+}
+# shellcheck disable=SC2317 # called by table, as its CELL
+spread_cell() {
+	local -n _r=$1
+	tr ' ' '\n' <<<"${_r["$3,$4"]:-}" | grep -v '^$' |
+		awk 'NR == 1 { lo = hi = $1 } { if ($1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+		     END { if (NR >= 2 && lo > 0) printf "%.2fx", hi / lo; else print "-" }'
 }
 
 # rounds_table ROUNDVAR KIND PHASE...: every complete round's numbers.
@@ -971,18 +953,18 @@ echo "Versions: $VERSIONS"
 echo "Rounds: $ROUNDS (interleaved; took $TOTAL_MIN min); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "Median of $ROUNDS round(s):"
-medians_table MED "" "${PHASES[@]}"
+table MED "" median_cell "${PHASES[@]}"
 if [[ $ROUNDS -ge 2 ]]; then
 	echo
 	echo "Spread: max / min over the rounds (1.00x: the same every round):"
-	spread_table RES SPREAD "${PHASES[@]}"
+	table RES SPREAD spread_cell "${PHASES[@]}"
 fi
 
 REF=gocryptfs
 echo
 if [[ -n ${MED["$REF,${PHASES[0]}"]:-} ]]; then
 	echo "Ratio to $REF (candidate / $REF; MB/s and IOPS: more is better, s: less is better):"
-	ratio_table MED "" "${PHASES[@]}"
+	table MED "" ratio_cell "${PHASES[@]}"
 else
 	echo "No ratios: $REF has no results in this run."
 fi
@@ -990,11 +972,11 @@ fi
 if [[ $any_cpu -eq 1 ]]; then
 	echo
 	echo "Daemon CPU, user + sys seconds of the mount's FUSE daemon during each phase (median of $ROUNDS round(s)):"
-	medians_table CPUMED CPU "${CPU_PHASES[@]}"
+	table CPUMED CPU median_cell "${CPU_PHASES[@]}"
 	if [[ -n ${CPUMED["$REF,${CPU_PHASES[0]}"]:-} ]]; then
 		echo
 		echo "Daemon CPU, ratio to $REF (candidate / $REF; less is better):"
-		ratio_table CPUMED CPU "${CPU_PHASES[@]}"
+		table CPUMED CPU ratio_cell "${CPU_PHASES[@]}"
 	fi
 fi
 
