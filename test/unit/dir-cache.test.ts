@@ -69,6 +69,19 @@ test('DirCache slots expire', async () => {
   assert.equal(c.get('/a'), undefined);
 });
 
+test('DirCache drops the expired slots of other directories, and closes them, when a new one comes after a lifetime', async () => {
+  const c = new DirCache(at, 20);
+  const baseline = openFds();
+  for (let d = 0; d < 5; d++) c.remember(c.set(`/old${d}`, `/c/O${d}`, await fd(), IV), 'f', name('F'));
+  assert.deepEqual(c.size, { dirs: 5, names: 5 });
+  await new Promise((r) => setTimeout(r, 40));
+  c.set('/new', '/c/N', await fd(), IV);
+  assert.deepEqual(c.size, { dirs: 1, names: 0 }, 'only the new slot is left');
+  await settle();
+  assert.equal(openFds() - baseline, 1, 'the expired slots closed their descriptors');
+  c.clear();
+});
+
 test('a slot dropped while an operation holds it is closed when that operation releases it, not before', async () => {
   const c = new DirCache(at);
   const slot = c.set('/a', '/c/A', await fd(), IV).acquire();

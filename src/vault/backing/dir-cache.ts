@@ -80,6 +80,8 @@ export class DirCache {
   private readonly dirs = new Map<string, DirSlot>();
   /** Entries held by all slots, so that memory stays bounded however wide or deep the tree. */
   private names = 0;
+  /** When `set` next drops the slots that have expired (see sweep). */
+  private nextSweep = 0;
 
   constructor(
     private readonly at: AtCalls,
@@ -102,10 +104,12 @@ export class DirCache {
 
   /** Keeps a new slot for `plainDir` (replacing an older one). */
   set(plainDir: string, cipherDir: string, fd: number, iv: Buffer): DirSlot {
+    const now = Date.now();
+    if (now >= this.nextSweep) this.sweep(now);
     if (this.dirs.size >= this.maxDirs) this.clear();
     const old = this.dirs.get(plainDir);
     if (old !== undefined) this.remove(plainDir, old);
-    const slot = new DirSlot(cipherDir, fd, iv, Date.now() + this.ttlMs, this.at);
+    const slot = new DirSlot(cipherDir, fd, iv, now + this.ttlMs, this.at);
     this.dirs.set(plainDir, slot);
     return slot;
   }
@@ -127,6 +131,19 @@ export class DirCache {
     const prefix = cipherDir.endsWith('/') ? cipherDir : cipherDir + '/';
     for (const [key, slot] of this.dirs) {
       if (slot.cipherDir === cipherDir || slot.cipherDir.startsWith(prefix)) this.remove(key, slot);
+    }
+  }
+
+  /**
+   * Drops the slots that have expired, at most once per lifetime: `get`
+   * drops only the slot it is asked for, so after a walk through a big tree
+   * (an untar) the rest would keep their entries and descriptors until the
+   * bounds are hit.
+   */
+  private sweep(now: number): void {
+    this.nextSweep = now + this.ttlMs;
+    for (const [key, slot] of this.dirs) {
+      if (slot.expires < now) this.remove(key, slot);
     }
   }
 
