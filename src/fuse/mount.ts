@@ -135,6 +135,10 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // JS thread, which lets unlink/rmdir forget only their own cache entries.
     attrCacheAtomicHandlers: DIRECT_IO,
     spin: spinSettings(),
+    // RELEASE is answered by the binding at once and closed here later: the
+    // kernel never waits for it, so neither need libfuse's thread (saves a
+    // thread wake-up per closed file). TSCRYPTFS_RELEASE_LATER=0: it waits.
+    releaseLater: process.env.TSCRYPTFS_RELEASE_LATER !== '0',
     allowOther: o.allowOther ?? false,
     posixAcl: o.acl ?? false,
     kernelCache: o.kernelCache ?? false,
