@@ -3,9 +3,20 @@
  * tester beside four processes of scripts/mixed-load.py (opens, sparse
  * writes, failing clone/dedupe ioctls, splice), with everything removed
  * after each cycle. Nothing is left on disk, so nothing may be left in
- * memory either: VmRSS after the last cycle within 10% of cycle 2's (cycle
- * 1 warms up caches and the JS heap). Before the fix every libfuse thread
- * that ended left its locals and their uv_async_t behind, a few MB a cycle.
+ * memory either: VmRSS after the last cycles within 10% of its value after
+ * cycle 2 (cycle 1 warms up caches and the JS heap). Before the fix every
+ * libfuse thread that ended left its locals and their uv_async_t behind, a
+ * few MB a cycle.
+ *
+ * One reading is not enough on either side. Where V8's collector happens
+ * to be moves a reading by up to 15 MB (heapTotal 48 to 64 MB between
+ * cycles, the heap in use after a forced collection flat at 8 MB), and the
+ * per-thread malloc arenas of libfuse's short-lived threads fill up over
+ * the first cycles and then stay (about 11 -> 20 MB). Collection and warm-up
+ * only ever add memory, so each side is the least of three cycles: cycles
+ * 2-4 against the last three. A leak raises every cycle, the least too.
+ * (Measured with process.memoryUsage(), smaps and heap snapshots of the
+ * daemon over 6-15 cycles: no object of ours grows.)
  *
  * Short here; `npm run test:long` (TSCRYPTFS_LONG_TESTS=1) runs 15 longer
  * cycles. The fsstress runs behind the issue are quoted in
@@ -22,7 +33,7 @@ import { MOUNT_IMPL, useMountFixture } from '../helpers/mount-suite.js';
 import { needs } from '../helpers/requirements.js';
 
 const LONG = process.env.TSCRYPTFS_LONG_TESTS === '1';
-const CYCLES = LONG ? 15 : 6;
+const CYCLES = LONG ? 15 : 8;
 const PROCS = 4;
 /** Operations per worker and cycle, and the random tester's per cycle. */
 const OPS = LONG ? 2000 : 500;
@@ -46,7 +57,7 @@ async function settledRssKb(pid: number): Promise<number> {
   return Math.min(...readings);
 }
 
-test(`VmRSS of the daemon after ${CYCLES} cycles of mixed load (${PROCS} processes, ${OPS} operations each, plus ${FSX_OPS} random-tester steps) is within 10% of cycle 2's`, { timeout: LONG ? 3_600_000 : 600_000, ...needs('mount', 'python3') }, async (t) => {
+test(`VmRSS of the daemon over its last 3 of ${CYCLES} cycles of mixed load (${PROCS} processes, ${OPS} operations each, plus ${FSX_OPS} random-tester steps) is within 10% of cycles 2-4`, { timeout: LONG ? 3_600_000 : 600_000, ...needs('mount', 'python3') }, async (t) => {
   const pid = daemonOf(fx.mnt);
   const rss: number[] = [];
   for (let c = 1; c <= CYCLES; c++) {
@@ -66,8 +77,10 @@ test(`VmRSS of the daemon after ${CYCLES} cycles of mixed load (${PROCS} process
   }
   const mb = rss.map((k) => (k / 1024).toFixed(1));
   t.diagnostic(`VmRSS after each cycle (MB): ${mb.join(', ')}`);
-  const base = rss[1]!;
-  const last = rss[rss.length - 1]!;
-  assert.ok(last <= base * 1.1, `VmRSS grew from ${mb[1]} MB after cycle 2 to ${mb[mb.length - 1]} MB after cycle ${CYCLES} (limit 110%); every cycle: ${mb.join(', ')}`);
+  const base = Math.min(...rss.slice(1, 4));
+  const last = Math.min(...rss.slice(-3));
+  const fmt = (k: number): string => (k / 1024).toFixed(1);
+  t.diagnostic(`least of cycles 2-4: ${fmt(base)} MB; least of the last three: ${fmt(last)} MB (${((100 * last) / base).toFixed(1)}%)`);
+  assert.ok(last <= base * 1.1, `VmRSS grew from ${fmt(base)} MB (least of cycles 2-4) to ${fmt(last)} MB (least of cycles ${CYCLES - 2}-${CYCLES}; limit 110%); every cycle: ${mb.join(', ')}`);
   await fx.teardown();
 });
