@@ -139,11 +139,25 @@ export class HiddenFiles {
    * file with other names shows one link too many in that one reply.)
    */
   stat(path: string): Promise<BigIntStats> {
-    return this.withHandle(path, async (h) => {
-      const st = await h.stat({ bigint: true });
-      if (st.nlink > 0n) st.nlink += 1n;
-      return st;
-    });
+    return this.withHandle(path, (h) => HiddenFiles.raisedStat(h));
+  }
+
+  /**
+   * fgetattr of open handle `h` when libfuse has no path for it (`""`: the
+   * hidden name's directory was removed): the same raised count as `stat`
+   * if `h` is a hidden file's, as libfuse still takes one off; null if not.
+   */
+  async statOfHandle(h: VaultFile): Promise<BigIntStats | null> {
+    for (const open of this.hidden.values()) {
+      if (open.includes(h)) return HiddenFiles.raisedStat(h);
+    }
+    return null;
+  }
+
+  private static async raisedStat(h: VaultFile): Promise<BigIntStats> {
+    const st = await h.stat({ bigint: true });
+    if (st.nlink > 0n) st.nlink += 1n;
+    return st;
   }
 
   /** libfuse's unlink of the hidden name after the last release: the file is already gone. */

@@ -131,7 +131,18 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     fgetattr(path: string, fh: number, cb: FuseCallback): void {
-      answer('fgetattr', path, cb, async () => (hidden.has(path) ? hidden.stat(path) : handles.get(fh) ? handle(fh).stat({ bigint: true }) : vault.statWords(path)), (st: Uint32Array | BigIntStats) => [shown(st)]);
+      answer(
+        'fgetattr',
+        path,
+        cb,
+        async () => {
+          if (hidden.has(path)) return hidden.stat(path);
+          const h = handles.get(fh);
+          if (!h) return vault.statWords(path);
+          return (path === '' ? await hidden.statOfHandle(h) : null) ?? h.stat({ bigint: true });
+        },
+        (st: Uint32Array | BigIntStats) => [shown(st)],
+      );
     },
 
     access(path: string, mode: number, cb: FuseCallback): void {

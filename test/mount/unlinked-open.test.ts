@@ -275,6 +275,26 @@ test('an unlinked open file keeps fstat, read, write and ftruncate after its dir
   }
 });
 
+test('fstat of an open hard link unlinked and then its directory removed counts the name left elsewhere: nlink 1 (leak test seed 19205)', T, async () => {
+  const data = prng('gone-link', 30000);
+  await fsp.writeFile(fx.p('kept'), data);
+  await fsp.mkdir(fx.p('gone2'));
+  await fsp.link(fx.p('kept'), fx.p('gone2', 'f'));
+  const h = await fsp.open(fx.p('gone2', 'f'), 'r+');
+  try {
+    await fsp.unlink(fx.p('gone2', 'f'));
+    assert.equal((await h.stat()).nlink, 1, 'fstat after the unlink');
+    await fsp.rmdir(fx.p('gone2'));
+    const st = await h.stat();
+    assert.equal(st.nlink, 1, 'fstat after the rmdir: the file still has its other name');
+    assert.equal(st.size, data.length);
+    assert.equal((await fsp.stat(fx.p('kept'))).nlink, 1);
+  } finally {
+    await h.close();
+    await fsp.unlink(fx.p('kept'));
+  }
+});
+
 test('hard links: a handle open on one name sees writes and truncates made through another (fsx hardlink-open)', T, async () => {
   const data = prng('hl-a', 20000);
   await fsp.writeFile(fx.p('hl-a'), data);
