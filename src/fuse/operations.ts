@@ -139,7 +139,11 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
           if (hidden.has(path)) return hidden.stat(path);
           const h = handles.get(fh);
           if (!h) return vault.statWords(path);
-          return (path === '' ? await hidden.statOfHandle(h) : null) ?? h.stat({ bigint: true });
+          if (path === '') {
+            const st = await hidden.statOfHandle(h);
+            if (st) return st;
+          }
+          return h.stat({ bigint: true });
         },
         (st: Uint32Array | BigIntStats) => [shown(st)],
       );
