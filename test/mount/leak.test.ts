@@ -75,11 +75,11 @@ test(`VmRSS of the daemon over its last 3 of ${CYCLES} cycles of mixed load (${P
     assert.deepEqual(await fsp.readdir(fx.mnt), [], 'the tree is gone after each cycle');
     rss.push(await settledRssKb(pid));
   }
-  const mb = rss.map((k) => (k / 1024).toFixed(1));
+  const fmt = (k: number): string => (k / 1024).toFixed(1);
+  const mb = rss.map(fmt);
   t.diagnostic(`VmRSS after each cycle (MB): ${mb.join(', ')}`);
   const base = Math.min(...rss.slice(1, 4));
   const last = Math.min(...rss.slice(-3));
-  const fmt = (k: number): string => (k / 1024).toFixed(1);
   t.diagnostic(`least of cycles 2-4: ${fmt(base)} MB; least of the last three: ${fmt(last)} MB (${((100 * last) / base).toFixed(1)}%)`);
   assert.ok(last <= base * 1.1, `VmRSS grew from ${fmt(base)} MB (least of cycles 2-4) to ${fmt(last)} MB (least of cycles ${CYCLES - 2}-${CYCLES}; limit 110%); every cycle: ${mb.join(', ')}`);
   await fx.teardown();
