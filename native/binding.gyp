@@ -52,16 +52,19 @@
       "sources": [
         "src/sys.c",
         "src/sys_at.c",
+        "src/sys_memory.cc",
         "src/napi_args.c"
       ],
       "cflags": [
         "-O2",
-        "-std=gnu99",
         "-Wall",
         "-Wextra"
       ],
       "defines": [
         "NAPI_VERSION=8"
+      ],
+      "cflags_c": [
+        "-std=gnu99"
       ]
     }
   ]

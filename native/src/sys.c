@@ -8,6 +8,9 @@
  *                                            lstat as 22 words, then the size of
  *                                            its extended attribute name list
  *                                            (llistxattr, 0: none) or -errno
+ *   returnMemory()                       -> undefined: V8's and malloc's free
+ *                                            memory back to the system
+ *                                            (sys_memory.cc)
  *
  * tscryptfs reserves the space of every cipher block before writing it
  * (FALLOC_FL_KEEP_SIZE, as gocryptfs does), so a full disk fails the write
@@ -32,6 +35,8 @@
 #include "stat_words.h"
 
 void sys_at_register(napi_env env, napi_value exports);
+/* sys_memory.cc */
+napi_value sys_return_memory(napi_env env, napi_callback_info info);
 
 static napi_value sys_fallocate(napi_env env, napi_callback_info info)
 {
@@ -135,6 +140,8 @@ static napi_value init(napi_env env, napi_value exports)
     napi_set_named_property(env, exports, "seekData", fn);
     napi_create_function(env, "statListing", NAPI_AUTO_LENGTH, sys_stat_listing, NULL, &fn);
     napi_set_named_property(env, exports, "statListing", fn);
+    napi_create_function(env, "returnMemory", NAPI_AUTO_LENGTH, sys_return_memory, NULL, &fn);
+    napi_set_named_property(env, exports, "returnMemory", fn);
     sys_at_register(env, exports);
     return exports;
 }

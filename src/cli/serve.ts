@@ -15,6 +15,7 @@ import type { FormatOptions } from '../config/index.js';
 import type { BackendName } from '../crypto/index.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { panicOnWarning } from './output.js';
+import { returnMemoryWhenQuiet } from './idle-memory.js';
 
 /** Everything a mount process needs; plain data so it can cross to the daemon (structured clone: the key stays bytes). */
 export interface ServePlan {
@@ -112,6 +113,7 @@ export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
 
+  const stopReturningMemory = returnMemoryWhenQuiet(() => mounted.operations.lastActivity());
   let idleTimer: NodeJS.Timeout | undefined;
   if (plan.idleMs > 0) {
     const every = Math.max(100, Math.min(plan.idleMs / 10, 60_000));
@@ -123,6 +125,7 @@ export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{
 
   const done = mounted.closed.then(async () => {
     if (idleTimer) clearInterval(idleTimer);
+    stopReturningMemory();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onSignal);

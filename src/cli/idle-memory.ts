@@ -1,0 +1,49 @@
+/**
+ * A quiet mount gives its memory back. A burst of requests (an untar, a
+ * build) leaves V8's heap spaces and the malloc arenas of libfuse's
+ * threads as large as the burst needed them; V8 shrinks its heap by itself
+ * only after about 8 s of low allocation (and not always), malloc never.
+ * Once the mount has answered nothing for `quietMs`, the daemon returns that
+ * memory (util/native-sys.ts returnMemory), once per quiet spell: a full
+ * collection of the few MB still in use, tens of milliseconds. Not sooner
+ * than 5 s: the collection also drops the compiled code of functions that
+ * did not run meanwhile, and after half a second of quiet that cost the
+ * next listing or rm 7-10 % more CPU while the code warmed up again.
+ * Figures: Documentation/performance.txt §16. TSCRYPTFS_RETURN_MEMORY=0
+ * turns it off.
+ *
+ * No polling at a fixed rate: while requests come, the next look is due
+ * when the spell since the last one would be `quietMs` long; once the
+ * memory is back, a look every `restMs` notices the next burst.
+ */
+import { returnMemory } from '../util/native-sys.js';
+
+export interface QuietOptions {
+  quietMs?: number;
+  restMs?: number;
+  /** Gives the memory back; false when it cannot (then the watch ends). */
+  give?: () => boolean;
+}
+
+/** Starts watching `lastActivity` (ms since the epoch of the last request); returns the function that stops it. */
+export function returnMemoryWhenQuiet(lastActivity: () => number, opts: QuietOptions = {}): () => void {
+  if (process.env.TSCRYPTFS_RETURN_MEMORY === '0') return () => undefined;
+  const { quietMs = 5000, restMs = 5000, give = returnMemory } = opts;
+  /** The activity time the last return followed: nothing to give back until a request comes after it. */
+  let givenAfter = -1;
+  let timer: NodeJS.Timeout | undefined;
+  const lookIn = (ms: number): void => {
+    timer = setTimeout(look, ms);
+    timer.unref();
+  };
+  const look = (): void => {
+    const last = lastActivity();
+    if (last === givenAfter) return lookIn(restMs);
+    const due = last + quietMs - Date.now();
+    if (due > 0) return lookIn(due);
+    givenAfter = last;
+    if (give()) lookIn(restMs);
+  };
+  lookIn(quietMs);
+  return () => clearTimeout(timer);
+}

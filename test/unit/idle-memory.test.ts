@@ -1,0 +1,82 @@
+/**
+ * src/cli/idle-memory.ts: the daemon gives its memory back once per quiet
+ * spell of the mount, never while requests come, and does not wake at a
+ * fixed rate. Timers and the clock are node:test's mocks, so the test runs
+ * in no time and does not depend on the machine's load.
+ */
+import { afterEach, beforeEach, mock, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { returnMemoryWhenQuiet } from '../../src/cli/idle-memory.js';
+import { returnMemory } from '../../src/util/native-sys.js';
+import { needs } from '../helpers/requirements.js';
+
+beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }));
+afterEach(() => mock.timers.reset());
+
+test('gives back once per quiet spell: not during a burst, once after it, not again until requests come', () => {
+  let last = Date.now();
+  const given: number[] = [];
+  const stop = returnMemoryWhenQuiet(() => last, { quietMs: 500, restMs: 5000, give: () => (given.push(Date.now() - 1_000_000), true) });
+  // A burst: a request every 100 ms for 3 s.
+  for (let t = 0; t < 3000; t += 100) {
+    mock.timers.tick(100);
+    last = Date.now();
+  }
+  assert.deepEqual(given, [], 'nothing while requests come');
+  mock.timers.tick(499);
+  assert.deepEqual(given, []);
+  mock.timers.tick(1);
+  assert.deepEqual(given, [3500], 'half a second after the last request');
+  mock.timers.tick(60_000);
+  assert.deepEqual(given, [3500], 'an idle mount is left alone');
+  // One request after a long rest: seen at the next look (every 5 s), then given back.
+  last = Date.now();
+  mock.timers.tick(5000);
+  assert.deepEqual(given, [3500, 68500]);
+  stop();
+  last = Date.now();
+  mock.timers.tick(60_000);
+  assert.equal(given.length, 2, 'stopped');
+});
+
+test('at most one look per quiet period while requests come', () => {
+  let last = Date.now();
+  let looks = 0;
+  const stop = returnMemoryWhenQuiet(() => (looks++, last), { quietMs: 500, give: () => true });
+  for (let t = 0; t < 10_000; t += 10) {
+    mock.timers.tick(10);
+    last = Date.now();
+  }
+  stop();
+  assert.ok(looks <= 21, `${looks} looks in 10 s of requests`);
+});
+
+test('without the addon the watch ends after the first try; TSCRYPTFS_RETURN_MEMORY=0 starts none', () => {
+  let tries = 0;
+  let last = Date.now();
+  returnMemoryWhenQuiet(() => last, { give: () => (tries++, false) });
+  mock.timers.tick(1000);
+  last = Date.now();
+  mock.timers.tick(20_000);
+  assert.equal(tries, 1);
+  process.env.TSCRYPTFS_RETURN_MEMORY = '0';
+  try {
+    returnMemoryWhenQuiet(() => last, { give: () => (tries++, true) });
+    last = Date.now();
+    mock.timers.tick(20_000);
+    assert.equal(tries, 1);
+  } finally {
+    delete process.env.TSCRYPTFS_RETURN_MEMORY;
+  }
+});
+
+test('returnMemory shrinks this process\'s V8 heap', needs('native'), () => {
+  mock.timers.reset();
+  const junk: unknown[] = [];
+  for (let i = 0; i < 200_000; i++) junk.push({ i, s: `x${i}` });
+  junk.length = 0;
+  const before = process.memoryUsage().heapTotal;
+  assert.equal(returnMemory(), true);
+  const after = process.memoryUsage().heapTotal;
+  assert.ok(after < before, `heapTotal ${before} -> ${after}`);
+});
