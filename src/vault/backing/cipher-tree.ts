@@ -34,6 +34,30 @@ export interface Located extends CipherName {
 
 const ROOT_KEY = '';
 
+/** A Located for an entry of a directory slot; the log path is only built when a log line asks for it. */
+class SlotEntry implements Located {
+  readonly cname: string;
+  readonly diskName: string;
+  readonly long: boolean;
+
+  constructor(
+    readonly dir: DirSlot,
+    e: CipherName,
+  ) {
+    this.cname = e.cname;
+    this.diskName = e.diskName;
+    this.long = e.long;
+  }
+
+  get logPath(): string {
+    return posix.join(this.dir.cipherDir, this.diskName);
+  }
+
+  release(): void {
+    this.dir.release();
+  }
+}
+
 /**
  * An O_PATH descriptor of the cipher directory itself. Its path is the
  * user's: symlinks on it are followed, as the user meant them (gocryptfs
@@ -152,7 +176,7 @@ export class CipherTree {
         this.badname.length > 0 && last.endsWith(BADNAME_SUFFIX)
           ? await this.badNameIn(dir, last, parts.length === 1, syscall, plainPath)
           : this.nameIn(dir, last, parts.length === 1, syscall, plainPath);
-      return { ...e, dir, logPath: posix.join(dir.cipherDir, e.diskName), release: () => dir.release() };
+      return new SlotEntry(dir, e);
     } catch (err) {
       dir.release();
       throw err;
@@ -208,6 +232,11 @@ export class CipherTree {
 
   /** The slot of the plaintext directory made of the first `n` components, held until its release(). */
   private async dirSlot(parts: string[], n: number, syscall: string, plainPath: string): Promise<DirSlot> {
+    if (n > 0) {
+      // Most requests land in a directory that is still open: one lookup instead of one per level.
+      const held = this.cache.get(n === 1 ? '/' + parts[0]! : '/' + parts.slice(0, n).join('/'));
+      if (held !== undefined) return held.acquire();
+    }
     let slot = (await this.rootSlot(syscall, plainPath)).acquire();
     let key = ROOT_KEY;
     try {
