@@ -46,12 +46,13 @@ const fx = useMountFixture('leak');
 
 /**
  * VmRSS after a cycle, once the daemon has had its five quiet seconds to
- * give memory back: the least of three readings over the next second.
+ * give memory back: the least of three readings 6, 7.5 and 9 s after the
+ * tree is gone (a late request of the kernel's can start the spell later).
  */
 async function settledRssKb(pid: number): Promise<number> {
   const readings: number[] = [];
   for (let i = 0; i < 3; i++) {
-    await sleep(i === 0 ? 6000 : 375);
+    await sleep(i === 0 ? 6000 : 1500);
     readings.push(vmRssKb(pid));
   }
   return Math.min(...readings);
@@ -59,13 +60,21 @@ async function settledRssKb(pid: number): Promise<number> {
 
 test('a daemon gives back the memory a burst of requests made it take once the mount is quiet', { timeout: 300_000, ...needs('mount', 'python3', 'native'), skip: MOUNT_IMPL === 'gocryptfs' && 'tscryptfs behaviour (src/cli/idle-memory.ts)' }, async (t) => {
   const pid = daemonOf(fx.mnt);
-  assertWorkersSane(await runMixedLoad(fx.p('burst'), PROCS, OPS, SEED));
-  const busy = vmRssKb(pid);
-  await sleep(6500);
-  const quiet = vmRssKb(pid);
-  t.diagnostic(`VmRSS right after the load ${(busy / 1024).toFixed(1)} MB, after 6.5 s of quiet ${(quiet / 1024).toFixed(1)} MB`);
-  assert.ok(quiet < busy * 0.85, `VmRSS ${busy} kB after the load, ${quiet} kB 6.5 s later: less than 15% given back`);
-  await fsp.rm(fx.p('burst'), { recursive: true });
+  try {
+    assertWorkersSane(await runMixedLoad(fx.p('burst'), PROCS, OPS, SEED));
+    const busy = vmRssKb(pid);
+    // Quiet means no request at all: the kernel's own requests after the load (releases, write-back) come first.
+    const t0 = Date.now();
+    let quiet = busy;
+    while (Date.now() - t0 < 15_000 && quiet >= busy * 0.85) {
+      await sleep(500);
+      quiet = vmRssKb(pid);
+    }
+    t.diagnostic(`VmRSS right after the load ${(busy / 1024).toFixed(1)} MB, ${((Date.now() - t0) / 1000).toFixed(1)} s later ${(quiet / 1024).toFixed(1)} MB`);
+    assert.ok(quiet < busy * 0.85, `VmRSS ${busy} kB after the load, still ${quiet} kB 15 s later: less than 15% given back`);
+  } finally {
+    await fsp.rm(fx.p('burst'), { recursive: true, force: true });
+  }
 });
 
 test(`VmRSS of the daemon over its last 3 of ${CYCLES} cycles of mixed load (${PROCS} processes, ${OPS} operations each, plus ${FSX_OPS} random-tester steps) is within 10% of cycles 2-4`, { timeout: LONG ? 3_600_000 : 600_000, ...needs('mount', 'python3') }, async (t) => {
