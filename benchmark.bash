@@ -81,7 +81,9 @@
 #                   cipher run from another checkout's build (DIR has its own
 #                   dist/ and node_modules/, e.g. a git worktree of an older
 #                   commit after npm ci), to show a change before and after
-#                   in one run
+#                   in one run; the report adds each tscryptfs candidate's
+#                   ratio to it within each round (median, lowest-highest),
+#                   for times and for daemon CPU
 #   -extractloop N  leak check, like gocryptfs's tests/stress_tests/extractloop.bash:
 #                   one tscryptfs mount, N cycles of UNTAR + RM, VmRSS of the
 #                   daemon after each; fails if the last cycle's VmRSS is more
@@ -922,6 +924,42 @@ spread_cell() {
 		     END { if (NR >= 2 && lo > 0) printf "%.2fx", hi / lo; else print "-" }'
 }
 
+# paired_ratios ROUNDVAR CAND PHASE: CAND / tscryptfs-baseline for each
+# round that has both, one per line: the same round, minutes apart, so the
+# machine's drift over the run cancels out.
+paired_ratios() {
+	local -n _p=$1
+	local r a b
+	for ((r = 1; r <= ROUNDS; r++)); do
+		a=${_p["$2,$r,$3"]:-} b=${_p["tscryptfs-baseline,$r,$3"]:-}
+		[[ -n $a && -n $b ]] || continue
+		awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.6f\n", a / b }'
+	done
+}
+
+# paired_table ROUNDVAR KIND PHASE...: for each tscryptfs candidate, the
+# median of paired_ratios and, below, the lowest and highest.
+paired_table() {
+	local rv=$1 kind=$2 c p list
+	shift 2
+	header candidate "$kind" "$@"
+	for c in "${CANDIDATES[@]}"; do
+		[[ $c == tscryptfs* && $c != tscryptfs-baseline ]] || continue
+		[[ $kind == CPU ]] && ! has_cpu "$c" && continue
+		local med="" rng=""
+		for p in "$@"; do
+			list=$(paired_ratios "$rv" "$c" "$p" | tr '\n' ' ')
+			if [[ -n ${list// /} ]]; then
+				med+=$(printf ' %9s' "$(median "$list" | awk '{ printf "%.2fx", $1 }')")
+				rng+=$(printf ' %9s' "$(tr ' ' '\n' <<<"$list" | grep -v '^$' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }')")
+			else
+				med+=$(printf ' %9s' -) rng+=$(printf ' %9s' -)
+			fi
+		done
+		printf '%-21s%s\n%-21s%s\n' "$c" "$med" "  lowest-highest" "$rng"
+	done
+}
+
 # rounds_table ROUNDVAR KIND PHASE...: every complete round's numbers.
 rounds_table() {
 	local -n rv=$1
@@ -967,6 +1005,17 @@ if [[ -n ${MED["$REF,${PHASES[0]}"]:-} ]]; then
 	table MED "" ratio_cell "${PHASES[@]}"
 else
 	echo "No ratios: $REF has no results in this run."
+fi
+
+if [[ -n $BASELINE ]]; then
+	echo
+	echo "Paired with tscryptfs-baseline (candidate / baseline within each round; median over the rounds, then lowest-highest):"
+	paired_table ROUNDV "" "${PHASES[@]}"
+	if [[ $any_cpu -eq 1 ]]; then
+		echo
+		echo "Daemon CPU seconds, paired with tscryptfs-baseline the same way:"
+		paired_table CPUROUNDV CPU "${CPU_PHASES[@]}"
+	fi
 fi
 
 if [[ $any_cpu -eq 1 ]]; then
