@@ -6,9 +6,9 @@
  * Once the mount has answered nothing for `quietMs`, the daemon returns that
  * memory (util/native-sys.ts returnMemory), once per quiet spell: a full
  * collection of the few MB still in use, tens of milliseconds. Not sooner
- * than 5 s: the collection also drops the compiled code of functions that
- * did not run meanwhile, and after half a second of quiet that cost the
- * next listing or rm 7-10 % more CPU while the code warmed up again.
+ * than 5 s: after half a second of quiet the next listing or rm took 7-10 %
+ * more CPU (most likely the collection dropped compiled code of functions
+ * that had not run meanwhile, and it warmed up again).
  * Figures: Documentation/performance.txt §16. TSCRYPTFS_RETURN_MEMORY=0
  * turns it off.
  *
