@@ -234,7 +234,7 @@ export class CipherTree {
   private async dirSlot(parts: string[], n: number, syscall: string, plainPath: string): Promise<DirSlot> {
     if (n > 0) {
       // Most requests land in a directory that is still open: one lookup instead of one per level.
-      const held = this.cache.get(n === 1 ? '/' + parts[0]! : '/' + parts.slice(0, n).join('/'));
+      const held = this.cache.get('/' + parts.slice(0, n).join('/'));
       if (held !== undefined) return held.acquire();
     }
     let slot = (await this.rootSlot(syscall, plainPath)).acquire();
