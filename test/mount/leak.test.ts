@@ -44,6 +44,9 @@ const SEED = 19190;
 
 const fx = useMountFixture('leak');
 
+/** kB as MB with one decimal, for messages. */
+const mbOf = (k: number): string => (k / 1024).toFixed(1);
+
 /**
  * VmRSS after a cycle, once the daemon has had its five quiet seconds to
  * give memory back: the least of three readings 6, 7.5 and 9 s after the
@@ -70,7 +73,7 @@ test('a daemon gives back the memory a burst of requests made it take once the m
       await sleep(500);
       quiet = vmRssKb(pid);
     }
-    t.diagnostic(`VmRSS right after the load ${(busy / 1024).toFixed(1)} MB, ${((Date.now() - t0) / 1000).toFixed(1)} s later ${(quiet / 1024).toFixed(1)} MB`);
+    t.diagnostic(`VmRSS right after the load ${mbOf(busy)} MB, ${((Date.now() - t0) / 1000).toFixed(1)} s later ${mbOf(quiet)} MB`);
     assert.ok(quiet < busy * 0.9, `VmRSS ${busy} kB after the load, still ${quiet} kB 15 s later: less than 10% given back`);
   } finally {
     await fsp.rm(fx.p('burst'), { recursive: true, force: true });
@@ -95,12 +98,11 @@ test(`VmRSS of the daemon over its last 3 of ${CYCLES} cycles of mixed load (${P
     assert.deepEqual(await fsp.readdir(fx.mnt), [], 'the tree is gone after each cycle');
     rss.push(await settledRssKb(pid));
   }
-  const fmt = (k: number): string => (k / 1024).toFixed(1);
-  const mb = rss.map(fmt);
+  const mb = rss.map(mbOf);
   t.diagnostic(`VmRSS after each cycle (MB): ${mb.join(', ')}`);
   const base = Math.min(...rss.slice(1, 4));
   const last = Math.min(...rss.slice(-3));
-  t.diagnostic(`least of cycles 2-4: ${fmt(base)} MB; least of the last three: ${fmt(last)} MB (${((100 * last) / base).toFixed(1)}%)`);
-  assert.ok(last <= base * 1.1, `VmRSS grew from ${fmt(base)} MB (least of cycles 2-4) to ${fmt(last)} MB (least of cycles ${CYCLES - 2}-${CYCLES}; limit 110%); every cycle: ${mb.join(', ')}`);
+  t.diagnostic(`least of cycles 2-4: ${mbOf(base)} MB; least of the last three: ${mbOf(last)} MB (${((100 * last) / base).toFixed(1)}%)`);
+  assert.ok(last <= base * 1.1, `VmRSS grew from ${mbOf(base)} MB (least of cycles 2-4) to ${mbOf(last)} MB (least of cycles ${CYCLES - 2}-${CYCLES}; limit 110%); every cycle: ${mb.join(', ')}`);
   await fx.teardown();
 });
