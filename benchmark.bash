@@ -73,6 +73,8 @@
 #                   WRITE into the first mount (its file kept), then WRITE2
 #                   into the second, then WRITE2B, a second file there; the
 #                   same dd as WRITE, each with its own daemon's CPU seconds
+#                   (on the 2-core VM the drop is gocryptfs's too: fresh pages
+#                   cost a trip to the host there; performance.txt §18)
 #   -only LIST      comma-separated candidate names (see above)
 #   -dir DIR        backing directory (default: a new directory in /dev/shm)
 #   -dbench-time S  dbench -t S for each of the two dbench runs (default 8)
