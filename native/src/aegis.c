@@ -22,12 +22,16 @@
  *   open(variant, key, nonce, sealed, ad, out) -> bool
  *   sealBlocks(variant, key, nonces, pt, blockSize, aads, aadLen, out)
  *   openBlocks(variant, key, sealed, cipherBlockSize, aads, aadLen, out) -> int
+ *   decryptHandle(variant) -> external    for the batch addon's read path
+ *                                         (aegis_export.h)
  */
 #ifndef NAPI_VERSION
 #define NAPI_VERSION 8
 #endif
 #include <node_api.h>
+#include "aegis_export.h"
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -47,8 +51,7 @@ static const struct {
 
 typedef void (*enc_fn)(uint8_t *c, uint8_t *tag, size_t taglen, const uint8_t *m, size_t mlen, const uint8_t *ad,
                        size_t adlen, const uint8_t *npub, const uint8_t *k);
-typedef int (*dec_fn)(uint8_t *m, const uint8_t *c, size_t clen, const uint8_t *tag, size_t taglen, const uint8_t *ad,
-                      size_t adlen, const uint8_t *npub, const uint8_t *k);
+typedef tscryptfs_aegis_dec_fn dec_fn;
 
 static enc_fn g_enc[V_COUNT];
 static dec_fn g_dec[V_COUNT];
@@ -398,6 +401,37 @@ static napi_value js_open_blocks(napi_env env, napi_callback_info info)
     return r;
 }
 
+static void free_export(napi_env env, void *data, void *hint)
+{
+    (void)env;
+    (void)hint;
+    free(data);
+}
+
+/* decryptHandle(variant) -> external: the variant's decryption as the current code path has it */
+static napi_value js_decrypt_handle(napi_env env, napi_callback_info info)
+{
+    size_t argc = 1;
+    napi_value argv[1], ext;
+    int v;
+    struct tscryptfs_aegis_export *x;
+    CHECK_NAPI(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    if (argc < 1 || !get_variant(env, argv[0], &v)) return throw_inval(env, "decryptHandle(variant): bad variant");
+    if (!require_impl(env)) return NULL;
+    x = calloc(1, sizeof *x);
+    if (!x) return throw_inval(env, "decryptHandle: out of memory");
+    x->magic = TSCRYPTFS_AEGIS_EXPORT_MAGIC;
+    x->variant = v;
+    x->keylen = VARIANT_INFO[v].keylen;
+    x->noncelen = VARIANT_INFO[v].noncelen;
+    x->dec = g_dec[v];
+    if (napi_create_external(env, x, free_export, NULL, &ext) != napi_ok) {
+        free(x);
+        return NULL;
+    }
+    return ext;
+}
+
 NAPI_MODULE_INIT()
 {
     static const struct {
@@ -412,6 +446,7 @@ NAPI_MODULE_INIT()
         {"open", js_open},
         {"sealBlocks", js_seal_blocks},
         {"openBlocks", js_open_blocks},
+        {"decryptHandle", js_decrypt_handle},
     };
     size_t i;
     if (g_enc[0] == NULL && !g_have_aesni) {

@@ -4,7 +4,7 @@
  * thread hand-overs on top of the pread and the decryption, all on the one
  * JS thread. Here the libfuse thread that received the READ answers it
  * itself: it preads the cipher blocks of a handle JavaScript registered and
- * opens them (Documentation/format.md §5.3, §5.5, §6.1, §6.3), so reads run in parallel on
+ * opens them (Documentation/format.md §5.3, §5.5, §5.6, §6.1, §6.3), so reads run in parallel on
  * libfuse's threads and never wait for the event loop.
  *
  * Only the plain case is answered here; everything else returns -1 and the
@@ -26,6 +26,7 @@
 #include "reader.h"
 #include "format.h"
 #include "aead_block.h"
+#include "aegis_export.h"
 #include "napi_args.h"
 #include <errno.h>
 #include <openssl/crypto.h>
@@ -40,6 +41,9 @@
 #define ID_LEN TSCRYPTFS_FILE_ID_LEN
 #define AAD_LEN TSCRYPTFS_BLOCK_AAD_LEN
 #define BUCKETS 1024
+
+/* Besides aead_block.h's two: AEGIS-256X2, through the AEGIS addon's function (aegis_export.h). */
+#define READ_AEGIS 2
 
 /* One registered handle: its cipher file descriptor and fence slot. */
 struct handle {
@@ -58,6 +62,7 @@ struct reader {
     int cipher;
     size_t nonce;
     uint8_t key[32];
+    tscryptfs_aegis_dec_fn aegis; /* READ_AEGIS only */
     int32_t *fences; /* 2 per slot: started, finished */
     uint32_t slots;
     napi_ref fences_ref;
@@ -104,7 +109,7 @@ static struct thread_state *thread_state(struct reader *r, size_t need)
             return NULL;
         }
     }
-    if (!t->ctx || t->cipher != r->cipher) {
+    if (r->cipher != READ_AEGIS && (!t->ctx || t->cipher != r->cipher)) {
         if (t->ctx) EVP_CIPHER_CTX_free(t->ctx);
         t->ctx = aead_new_ctx(r->cipher, 0);
         t->cipher = r->cipher;
@@ -219,8 +224,12 @@ static int reader_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t of
             const uint64_t to = bstart + plen < (uint64_t)off + n ? bstart + plen : (uint64_t)off + n;
             const int whole = from == bstart && to == bstart + plen;
             uint8_t *dst = whole ? (uint8_t *)buf + (bstart - (uint64_t)off) : t->part;
-            if (!aead_one(t->ctx, r->cipher, 0, rekey && b == first, r->key, blk, aad, AAD_LEN, blk + r->nonce, plen, dst,
-                          (uint8_t *)blk + r->nonce + plen)) {
+            const uint8_t *tag = blk + r->nonce + plen;
+            const int ok = r->cipher == READ_AEGIS
+                               ? r->aegis(dst, blk + r->nonce, plen, tag, AEAD_TAG, aad, AAD_LEN, blk, r->key) == 0
+                               : aead_one(t->ctx, r->cipher, 0, rekey && b == first, r->key, blk, aad, AAD_LEN, blk + r->nonce,
+                                          plen, dst, (uint8_t *)tag);
+            if (!ok) {
                 t->gen = 0; /* the context's state after a failure is not trusted: re-key next time */
                 return pass(r);
             }
@@ -263,16 +272,34 @@ static struct reader *get_reader(napi_env env, napi_value v)
     return r->hook.magic == TSCRYPTFS_READ_HOOK_MAGIC ? r : NULL;
 }
 
-/* readerCreate(cipher, key, slots) -> [reader, fences]: fences is an ArrayBuffer of 2 * slots int32 counters */
+/* The AEGIS addon's export in `v` (decryptHandle(4): AEGIS-256X2), or NULL. */
+static const struct tscryptfs_aegis_export *get_aegis(napi_env env, napi_value v)
+{
+    void *p = NULL;
+    napi_valuetype t;
+    if (napi_typeof(env, v, &t) != napi_ok || t != napi_external || napi_get_value_external(env, v, &p) != napi_ok || !p) return NULL;
+    const struct tscryptfs_aegis_export *x = p;
+    return x->magic == TSCRYPTFS_AEGIS_EXPORT_MAGIC && x->variant == TSCRYPTFS_AEGIS_256X2 && x->keylen == 32 && x->noncelen == 32 && x->dec
+               ? x
+               : NULL;
+}
+
+/*
+ * readerCreate(cipher, key, slots[, aegis]) -> [reader, fences]: fences is an
+ * ArrayBuffer of 2 * slots int32 counters; cipher READ_AEGIS takes the AEGIS
+ * addon's decryptHandle(4) as `aegis`.
+ */
 static napi_value js_create(napi_env env, napi_callback_info info)
 {
-    size_t argc = 3, c, keylen, slots;
-    napi_value argv[3], ext, ab, out;
+    size_t argc = 4, c, keylen, slots;
+    napi_value argv[4], ext, ab, out;
     uint8_t *key;
     void *fences;
-    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 || !get_size(env, argv[0], &c) || c > AEAD_XCHACHA ||
-        !get_bytes(env, argv[1], &key, &keylen) || keylen != 32 || !get_size(env, argv[2], &slots) || slots == 0 || slots > (1u << 20))
-        return throw_inval(env, "readerCreate(cipher, key, slots): bad argument");
+    const struct tscryptfs_aegis_export *aegis = NULL;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 || !get_size(env, argv[0], &c) || c > READ_AEGIS ||
+        !get_bytes(env, argv[1], &key, &keylen) || keylen != 32 || !get_size(env, argv[2], &slots) || slots == 0 || slots > (1u << 20) ||
+        (c == READ_AEGIS && (argc < 4 || !(aegis = get_aegis(env, argv[3])))))
+        return throw_inval(env, "readerCreate(cipher, key, slots[, aegis]): bad argument");
     struct reader *r = calloc(1, sizeof *r);
     if (!r) return throw_inval(env, "readerCreate: out of memory");
     r->hook.magic = TSCRYPTFS_READ_HOOK_MAGIC;
@@ -280,7 +307,8 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     r->hook.ctx = r;
     r->gen = __atomic_fetch_add(&next_gen, 1, __ATOMIC_RELAXED);
     r->cipher = (int)c;
-    r->nonce = aead_nonce_len((int)c);
+    r->nonce = aegis ? aegis->noncelen : aead_nonce_len((int)c);
+    r->aegis = aegis ? aegis->dec : NULL;
     memcpy(r->key, key, 32);
     r->slots = (uint32_t)slots;
     pthread_mutex_init(&r->mut, NULL);

@@ -13,6 +13,8 @@ import { TAG_SIZE } from './aead-checks.js';
 
 export const BATCH_GCM = 0;
 export const BATCH_XCHACHA = 1;
+/** The read path only: AEGIS-256X2, decrypted by the AEGIS addon's function (native/src/aegis_export.h). */
+export const READ_AEGIS = 2;
 type BatchCipher = typeof BATCH_GCM | typeof BATCH_XCHACHA;
 
 export interface BatchBinding {
@@ -20,8 +22,11 @@ export interface BatchBinding {
   sealBlocks(cipher: BatchCipher, key: Uint8Array, nonces: Uint8Array, plaintext: Uint8Array, blockSize: number, aads: Uint8Array, aadLen: number, out: Uint8Array): void;
   /** -1 on success, else the first block whose tag failed (out is zeroed). */
   openBlocks(cipher: BatchCipher, key: Uint8Array, sealed: Uint8Array, cipherBlockSize: number, aads: Uint8Array, aadLen: number, out: Uint8Array): number;
-  /** A mount's native read path (native/src/reader.c; used by src/fuse/native-reads.ts): [reader, its fence counters]. */
-  readerCreate(cipher: BatchCipher, key: Uint8Array, slots: number): [object, ArrayBuffer];
+  /**
+   * A mount's native read path (native/src/reader.c; used by src/fuse/native-reads.ts): [reader, its fence counters].
+   * READ_AEGIS takes the AEGIS addon's decryptHandle(variant) as `aegis`.
+   */
+  readerCreate(cipher: BatchCipher | typeof READ_AEGIS, key: Uint8Array, slots: number, aegis?: object): [object, ArrayBuffer];
   readerOpen(reader: object, fh: number, fd: number, slot: number): void;
   readerClose(reader: object, fh: number): void;
   /** [reads answered natively, reads passed on to JS] */

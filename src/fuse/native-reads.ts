@@ -9,17 +9,22 @@
  * and logs it (Documentation/performance.txt §9).
  *
  * Available for AES-256-GCM and XChaCha20-Poly1305 on the OpenSSL backend
- * when the addon is built (and not refused with TSCRYPTFS_NATIVE_BATCH=0);
+ * when the addon is built (and not refused with TSCRYPTFS_NATIVE_BATCH=0),
+ * and for AEGIS-256X2 when the AEGIS addon is in use too (its decryption
+ * function is handed to the reader; the TypeScript AEGIS reads through JS);
  * TSCRYPTFS_NATIVE_READ=0 turns it off (for measurements), and
  * -sharedstorage mounts do not use it (see mount.ts).
  */
 import type { Vault, VaultFile } from '../vault/index.js';
-import { BATCH_GCM, BATCH_XCHACHA, batchBinding } from '../crypto/native-batch.js';
+import { BATCH_GCM, BATCH_XCHACHA, READ_AEGIS, batchBinding } from '../crypto/native-batch.js';
+import { aegisNativeAvailable } from '../crypto/aegis/backend.js';
+import { aegisNativeBinding } from '../crypto/aegis/native.js';
+import { AEGIS_VARIANTS } from '../crypto/aegis/variants.js';
 
 /** Files open at once whose reads can go the native way (more just stay in JS). */
 const SLOTS = 65536;
 
-const CIPHER = { 'aes-gcm': BATCH_GCM, xchacha: BATCH_XCHACHA } as const;
+const CIPHER = { 'aes-gcm': BATCH_GCM, xchacha: BATCH_XCHACHA, aegis: READ_AEGIS } as const;
 
 export interface NativeReads {
   /** What the binding's setReadHook takes. */
@@ -41,7 +46,13 @@ export function createNativeReads(vault: Vault, env: NodeJS.ProcessEnv = process
   if (!spec) return null;
   let created: [object, ArrayBuffer];
   try {
-    created = binding.readerCreate(CIPHER[spec.cipher], spec.key, SLOTS); // the reader keeps its own copy
+    let aegis: object | undefined;
+    if (spec.cipher === 'aegis') {
+      const native = aegisNativeAvailable() ? aegisNativeBinding() : null;
+      if (!native) return null;
+      aegis = native.decryptHandle(AEGIS_VARIANTS.aegis256x2.nativeId);
+    }
+    created = binding.readerCreate(CIPHER[spec.cipher], spec.key, SLOTS, aegis); // the reader keeps its own copy
   } finally {
     spec.key.fill(0);
   }

@@ -22,17 +22,19 @@ export interface VaultCiphers {
 
 /** A content cipher and its key, for a mount's native read path (native/src/reader.c). */
 export interface NativeContentKey {
-  cipher: 'aes-gcm' | 'xchacha';
+  cipher: 'aes-gcm' | 'xchacha' | 'aegis';
   key: Uint8Array;
 }
 
 /**
  * The content key for the native read path, freshly derived (the caller
- * wipes it once handed over): AES-256-GCM with 16-byte nonces or
- * XChaCha20-Poly1305, on the OpenSSL backend only; null otherwise.
+ * wipes it once handed over): AES-256-GCM with 16-byte nonces,
+ * XChaCha20-Poly1305 or AEGIS-256X2, on the OpenSSL backend only; null
+ * otherwise. (Whether AEGIS can be read natively is the reader's to say: it
+ * needs the AEGIS addon.)
  */
 export function nativeContentKey(masterKey: Uint8Array, f: FormatOptions, backend: BackendName = 'node'): NativeContentKey | null {
-  if (backend !== 'node' || (f.cipher !== 'aes-gcm' && f.cipher !== 'xchacha')) return null;
+  if (backend !== 'node' || (f.cipher !== 'aes-gcm' && f.cipher !== 'xchacha' && f.cipher !== 'aegis')) return null;
   const key = contentKey(masterKey, f);
   return { cipher: f.cipher, key: key === masterKey ? Uint8Array.from(key) : key };
 }

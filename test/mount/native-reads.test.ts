@@ -1,7 +1,8 @@
 /**
  * The native read path (src/fuse/native-reads.ts, native/src/reader.c):
- * reads answered on libfuse's threads give the bytes written, for both
- * ciphers it serves; a read racing writes of the same blocks returns one
+ * reads answered on libfuse's threads give the bytes written, for the three
+ * ciphers it serves (AEGIS-256X2 through the AEGIS addon's function, and a
+ * tampered AEGIS block still fails alone); a read racing writes of the same blocks returns one
  * whole write, never a mix and never EIO (it falls back to the JS path under
  * the file's lock); -sharedstorage and AES-SIV mounts read through JS only.
  * The fallbacks for damaged blocks and holes are covered by errno.test.ts
@@ -15,13 +16,16 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { initCipherdir, withMount } from '../helpers/mount.js';
-import { MOUNT_IMPL, py, useMountTmp } from '../helpers/mount-suite.js';
+import { cipherPathOf, MOUNT_IMPL, py, useMountTmp } from '../helpers/mount-suite.js';
+import { aegisNativeAvailable } from '../../src/crypto/aegis/backend.js';
 import { prng } from '../helpers/tree.js';
 import { needs } from '../helpers/requirements.js';
 
 const dir = useMountTmp('native-reads');
 const T = { timeout: 120_000, ...needs('mount', 'python3') };
 const tsOnly = { ...T, skip: MOUNT_IMPL !== 'tscryptfs' ? 'call counts exist only for tscryptfs' : T.skip };
+/** AEGIS reads go native only with the AEGIS addon (AES-NI); without it they stay in JS, which files.test.ts covers. */
+const aegisNative = { ...tsOnly, skip: tsOnly.skip || (aegisNativeAvailable() ? false : 'the AEGIS addon is not in use here (no AES-NI, or not built)') };
 
 /** Mounts a fresh cipher directory made with `initFlags`, runs `fn`, and returns the call counts of the mount (none from gocryptfs). */
 async function counted(label: string, initFlags: string[], mountFlags: string[], fn: (mnt: string) => Promise<void>): Promise<Record<string, number>> {
@@ -66,8 +70,9 @@ out(bad)`,
   assert.deepEqual(bad, [], 'reads that differ from what was written');
 }
 
-for (const [cipher, flags] of [['AES-GCM', []], ['XChaCha20-Poly1305', ['-xchacha']]] as const) {
-  test(`${cipher}: reads are answered natively and give the bytes written (whole, partial and unaligned ranges, end of file)`, tsOnly, async () => {
+for (const [cipher, flags] of [['AES-GCM', []], ['XChaCha20-Poly1305', ['-xchacha']], ['AEGIS-256X2', ['-aegis']]] as const) {
+  const opts = cipher === 'AEGIS-256X2' ? aegisNative : tsOnly;
+  test(`${cipher}: reads are answered natively and give the bytes written (whole, partial and unaligned ranges, end of file)`, opts, async () => {
     const calls = await counted(cipher, [...flags], [], async (m) => {
       await writeAndCheckReads(join(m, 'f.bin'), prng(cipher, 1_048_576 + 13));
       await writeAndCheckReads(join(m, 'small.bin'), prng(`${cipher}-small`, 100));
@@ -78,6 +83,44 @@ for (const [cipher, flags] of [['AES-GCM', []], ['XChaCha20-Poly1305', ['-xchach
     assert.equal(calls['read'] ?? 0, 0, `every read of an undamaged file is native: ${JSON.stringify(calls)}`);
   });
 }
+
+test('AEGIS-256X2: a tampered block fails alone (EIO) while the blocks around it are read natively', aegisNative, async () => {
+  const cipherdir = join(dir.tmp, 'aegis-tamper-cipher');
+  const data = prng('aegis-tamper', 3 * 4096);
+  await initCipherdir(MOUNT_IMPL, cipherdir, ['-aegis']);
+  await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, 'aegis-tamper-mnt'), {}, async (m) => {
+    await fsp.writeFile(join(m, 'f'), data);
+  });
+  const cp = await cipherPathOf(cipherdir, 'f');
+  const sealed = await fsp.readFile(cp);
+  assert.equal(sealed.length, 18 + 3 * (4096 + 48), 'AEGIS blocks carry a 32-byte nonce and a 16-byte tag');
+  sealed[18 + (4096 + 48) + 32 + 100]! ^= 1; // block 1's ciphertext
+  await fsp.writeFile(cp, sealed);
+  const stats = join(dir.tmp, 'aegis-tamper-ops.json');
+  process.env.TSCRYPTFS_OPSTATS = stats;
+  try {
+    await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, 'aegis-tamper-mnt'), {}, async (m) => {
+      const r = await py<[string, string, string, string]>(
+        `
+fd = os.open(A[0], os.O_RDONLY)
+want = bytes.fromhex(A[1])
+def rd(off, expect):
+    if os.pread(fd, 4096, off) != expect:
+        raise OSError(0, 'wrong bytes')
+res = [t(lambda: rd(0, want[:4096])), t(lambda: rd(4096, b'')), t(lambda: rd(8192, want[8192:])), t(lambda: rd(0, want[:4096]))]
+os.close(fd)
+out(res)`,
+        [join(m, 'f'), data.toString('hex')],
+      );
+      assert.deepEqual(r, ['OK', 'EIO', 'OK', 'OK']);
+    });
+  } finally {
+    delete process.env.TSCRYPTFS_OPSTATS;
+  }
+  const calls = JSON.parse(await fsp.readFile(stats, 'utf8')) as Record<string, number>;
+  assert.ok((calls['nativeRead'] ?? 0) > 0, `good blocks were read natively: ${JSON.stringify(calls)}`);
+  assert.ok((calls['read'] ?? 0) >= 1, `the bad block went to JS, which answered EIO: ${JSON.stringify(calls)}`);
+});
 
 test('-sharedstorage and AES-SIV mounts read through JS only', tsOnly, async () => {
   for (const [label, init, mount] of [['shared', [], ['-sharedstorage']], ['siv', ['-aessiv'], []]] as const) {

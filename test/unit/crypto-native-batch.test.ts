@@ -9,7 +9,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createAead, type CipherName } from '../../src/crypto/index.js';
-import { batchBinding } from '../../src/crypto/native-batch.js';
+import { batchBinding, READ_AEGIS } from '../../src/crypto/native-batch.js';
+import { aegisNativeBinding } from '../../src/crypto/aegis/native.js';
+import { AEGIS_VARIANTS } from '../../src/crypto/aegis/variants.js';
 import { needs } from '../helpers/requirements.js';
 
 const BS = 4096;
@@ -54,3 +56,16 @@ for (const [cipher, ns] of [['aes-gcm', 16], ['xchacha', 24]] as const) {
     }
   });
 }
+
+test('the read path takes AEGIS only with the AEGIS addon\'s AEGIS-256X2 function', { ...T, skip: T.skip || (aegisNativeBinding() ? false : 'the AEGIS addon is not in use here') }, () => {
+  const batch = batchBinding()!;
+  const aegis = aegisNativeBinding()!;
+  const key = randomBytes(32);
+  assert.throws(() => batch.readerCreate(READ_AEGIS, key, 16), /bad argument/, 'no function given');
+  assert.throws(() => batch.readerCreate(READ_AEGIS, key, 16, aegis.decryptHandle(AEGIS_VARIANTS.aegis256.nativeId)), /bad argument/, 'AEGIS-256, not 256X2');
+  assert.throws(() => batch.readerCreate(READ_AEGIS, key, 16, {}), /bad argument/, 'not an external');
+  const [reader, fences] = batch.readerCreate(READ_AEGIS, key, 16, aegis.decryptHandle(AEGIS_VARIANTS.aegis256x2.nativeId));
+  assert.equal(typeof reader, 'object');
+  assert.equal(fences.byteLength, 16 * 2 * 4);
+  assert.deepEqual(batch.readerStats(reader), [0, 0]);
+});

@@ -13,6 +13,7 @@ import { BLOCK_SIZE, HEADER_LEN } from '../../src/content/layout.js';
 import { FILE_ID_LEN, HEADER_VERSION } from '../../src/content/header.js';
 import { ContentCipher } from '../../src/content/content-cipher.js';
 import { AES_GCM_KEY_SIZE, createAesGcm } from '../../src/crypto/index.js';
+import { AEGIS_VARIANTS } from '../../src/crypto/aegis/variants.js';
 import { STAT_WORDS, putStatWords } from '../../src/util/stat-words.js';
 import { AT_FDCWD } from '../../src/util/sys-at.js';
 import { loadNativeAddon } from '../../src/util/native-addon.js';
@@ -44,6 +45,10 @@ test('native/src/format.h and the TypeScript content layer state the same format
   // The block AAD as the TypeScript side builds it: BE64(block number) || file ID.
   const cipher = new ContentCipher(createAesGcm(new Uint8Array(AES_GCM_KEY_SIZE)));
   assert.equal(h.get('TSCRYPTFS_BLOCK_AAD_LEN'), cipher.blockAad(1, new Uint8Array(FILE_ID_LEN)).length);
+});
+
+test('native/src/aegis_export.h numbers AEGIS-256X2 as src/crypto/aegis/variants.ts does', () => {
+  assert.equal(defines('aegis_export.h').get('TSCRYPTFS_AEGIS_256X2'), AEGIS_VARIANTS.aegis256x2.nativeId);
 });
 
 test('native/src/stat_words.h and src/util/stat-words.ts agree on the word count', () => {

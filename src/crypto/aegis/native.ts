@@ -59,6 +59,8 @@ export interface AegisNativeBinding {
     aadLen: number,
     out: Uint8Array,
   ): number;
+  /** The variant's decryption for the batch addon's read path (native/src/aegis_export.h), as the current code path has it. */
+  decryptHandle(variant: number): object;
 }
 
 export interface AegisNativeStatus {
