@@ -17,7 +17,6 @@
  */
 import type { Vault, VaultFile } from '../vault/index.js';
 import { BATCH_GCM, BATCH_XCHACHA, READ_AEGIS, batchBinding } from '../crypto/native-batch.js';
-import { aegisNativeAvailable } from '../crypto/aegis/backend.js';
 import { aegisNativeBinding } from '../crypto/aegis/native.js';
 import { AEGIS_VARIANTS } from '../crypto/aegis/variants.js';
 
@@ -48,7 +47,7 @@ export function createNativeReads(vault: Vault, env: NodeJS.ProcessEnv = process
   try {
     let aegis: object | undefined;
     if (spec.cipher === 'aegis') {
-      const native = aegisNativeAvailable() ? aegisNativeBinding() : null;
+      const native = aegisNativeBinding(); // null when not built, no AES-NI, or TSCRYPTFS_AEGIS refuses it
       if (!native) return null;
       aegis = native.decryptHandle(AEGIS_VARIANTS.aegis256x2.nativeId);
     }

@@ -34,7 +34,7 @@ export interface NativeContentKey {
  * needs the AEGIS addon.)
  */
 export function nativeContentKey(masterKey: Uint8Array, f: FormatOptions, backend: BackendName = 'node'): NativeContentKey | null {
-  if (backend !== 'node' || (f.cipher !== 'aes-gcm' && f.cipher !== 'xchacha' && f.cipher !== 'aegis')) return null;
+  if (backend !== 'node' || f.cipher === 'aes-siv') return null;
   const key = contentKey(masterKey, f);
   return { cipher: f.cipher, key: key === masterKey ? Uint8Array.from(key) : key };
 }
