@@ -422,8 +422,6 @@ static napi_value js_decrypt_handle(napi_env env, napi_callback_info info)
     if (!x) return throw_inval(env, "decryptHandle: out of memory");
     x->magic = TSCRYPTFS_AEGIS_EXPORT_MAGIC;
     x->variant = v;
-    x->keylen = VARIANT_INFO[v].keylen;
-    x->noncelen = VARIANT_INFO[v].noncelen;
     x->dec = g_dec[v];
     if (napi_create_external(env, x, free_export, NULL, &ext) != napi_ok) {
         free(x);

@@ -23,8 +23,7 @@ typedef int (*tscryptfs_aegis_dec_fn)(uint8_t *m, const uint8_t *c, size_t clen,
 
 struct tscryptfs_aegis_export {
     uint32_t magic;
-    int variant;
-    size_t keylen, noncelen;
+    int variant; /* the reader takes TSCRYPTFS_AEGIS_256X2 only: 32-byte key and nonce, 16-byte tag */
     tscryptfs_aegis_dec_fn dec;
 };
 

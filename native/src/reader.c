@@ -279,9 +279,7 @@ static const struct tscryptfs_aegis_export *get_aegis(napi_env env, napi_value v
     napi_valuetype t;
     if (napi_typeof(env, v, &t) != napi_ok || t != napi_external || napi_get_value_external(env, v, &p) != napi_ok || !p) return NULL;
     const struct tscryptfs_aegis_export *x = p;
-    return x->magic == TSCRYPTFS_AEGIS_EXPORT_MAGIC && x->variant == TSCRYPTFS_AEGIS_256X2 && x->keylen == 32 && x->noncelen == 32 && x->dec
-               ? x
-               : NULL;
+    return x->magic == TSCRYPTFS_AEGIS_EXPORT_MAGIC && x->variant == TSCRYPTFS_AEGIS_256X2 && x->dec ? x : NULL;
 }
 
 /*
@@ -307,7 +305,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     r->hook.ctx = r;
     r->gen = __atomic_fetch_add(&next_gen, 1, __ATOMIC_RELAXED);
     r->cipher = (int)c;
-    r->nonce = aegis ? aegis->noncelen : aead_nonce_len((int)c);
+    r->nonce = aegis ? 32 : aead_nonce_len((int)c); /* AEGIS-256X2's nonce */
     r->aegis = aegis ? aegis->dec : NULL;
     memcpy(r->key, key, 32);
     r->slots = (uint32_t)slots;
