@@ -134,6 +134,11 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // With direct system calls each request is answered in one go on the
     // JS thread, which lets unlink/rmdir forget only their own cache entries.
     attrCacheAtomicHandlers: DIRECT_IO,
+    // A chmod, chown, utimens, truncate or creation leaves the attributes it
+    // hands back in that cache: the kernel asks for them next (a GETATTR
+    // before every chown, one per file of an untar). TSCRYPTFS_CARRIED_ATTRS=0
+    // turns that off, for measurements.
+    attrCacheCarried: process.env.TSCRYPTFS_CARRIED_ATTRS !== '0',
     spin: spinSettings(),
     // RELEASE is answered by the binding at once and closed here later: the
     // kernel never waits for it, so neither need libfuse's thread (saves a

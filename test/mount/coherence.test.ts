@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import * as xattr from '../../src/util/xattr-io.js';
-import { mountImpl, sleep, unmountAndReap } from '../helpers/mount.js';
+import { initCipherdir, mountImpl, sleep, unmountAndReap, withMount } from '../helpers/mount.js';
 import { rejectsWith, useMountFixture } from '../helpers/mount-suite.js';
 import { needs } from '../helpers/requirements.js';
 
@@ -141,6 +141,62 @@ async function settle(probe: () => Promise<boolean>, limitMs: number): Promise<n
   }
   return Date.now() - start;
 }
+
+/** What tar does with each file: create, write, futimens, fchown, fchmod; an fstat and a stat after each step must show it. */
+async function untarLike(dir: string, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const f = join(dir, `f${i}`);
+    const h = await fsp.open(f, 'wx', 0o600);
+    try {
+      const size = 1000 * (i + 1);
+      await h.write(Buffer.alloc(size, i), 0, size, 0);
+      const when = new Date(Date.UTC(2021, 0, 1, 0, 0, i));
+      await h.utimes(when, when);
+      let st = await h.stat();
+      assert.equal(st.size, size, `size after futimens ${i}`);
+      assert.equal(st.mtimeMs, when.getTime(), `mtime after futimens ${i}`);
+      await h.chown(0, 1000 + i);
+      st = await h.stat();
+      assert.equal(st.gid, 1000 + i, `group after fchown ${i}`);
+      assert.equal(st.mtimeMs, when.getTime(), `mtime after fchown ${i}`);
+      await h.chmod(0o640);
+      st = await fsp.stat(f);
+      assert.deepEqual([st.mode & 0o7777, st.size, st.gid, st.mtimeMs], [0o640, size, 1000 + i, when.getTime()], `stat after fchmod ${i}`);
+      await h.write(Buffer.alloc(10, 1), 0, 10, size);
+      assert.equal((await h.stat()).size, size + 10, `size after a write past fchmod ${i}`);
+      await h.truncate(7);
+      assert.equal((await fsp.stat(f)).size, 7, `size after ftruncate ${i}`);
+    } finally {
+      await h.close();
+    }
+  }
+}
+
+test('each step of an untar (create, write, futimens, fchown, fchmod, write, ftruncate) shows at once in fstat and stat', T, async () => {
+  const dir = fx.p('untar-like');
+  await fsp.mkdir(dir);
+  await untarLike(dir, 40);
+  assert.deepEqual((await fsp.readdir(dir)).length, 40);
+});
+
+test('the attributes a change hands back answer the GETATTR the kernel sends before a chown, without a trip to JS', { ...T, skip: fx.impl !== 'tscryptfs' ? 'call counts exist only for tscryptfs' : T.skip }, async () => {
+  const cipherdir = join(fx.tmp, 'counted-cipher');
+  const stats = join(fx.tmp, 'counted-ops.json');
+  await initCipherdir(fx.impl, cipherdir);
+  process.env.TSCRYPTFS_OPSTATS = stats;
+  try {
+    await withMount(fx.impl, cipherdir, join(fx.tmp, 'counted-mnt'), {}, (mnt) => untarLike(mnt, 50));
+  } finally {
+    delete process.env.TSCRYPTFS_OPSTATS;
+  }
+  const calls = JSON.parse(await fsp.readFile(stats, 'utf8')) as Record<string, number>;
+  assert.equal(calls.create, 50);
+  assert.equal(calls.chown, 50);
+  // One fgetattr per file is the fstat right after the second write (a WRITE
+  // hands back no attributes). Without the cache entries left by futimens it
+  // is two: the kernel's GETATTR before each fchown came here too.
+  assert.ok((calls.fgetattr ?? 0) <= 55, `fgetattr calls in JS: ${calls.fgetattr}`);
+});
 
 test('a change through a second mount of the same cipher directory shows within about a second, at once with -sharedstorage', T, async () => {
   const second = join(fx.tmp, 'second');
