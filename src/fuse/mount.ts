@@ -139,6 +139,13 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // before every chown, one per file of an untar). TSCRYPTFS_CARRIED_ATTRS=0
     // turns that off, for measurements.
     attrCacheCarried: process.env.TSCRYPTFS_CARRIED_ATTRS !== '0',
+    // A listing carries each name's entry (READDIRPLUS, which libfuse2 does
+    // not speak; the wrapping channel does), with the attributes readdir put
+    // in the cache: ls -l, rm -r and find then look up no name they just
+    // listed. Only where entries may be kept (not with -sharedstorage) and
+    // listings bring attributes (not -reverse); TSCRYPTFS_READDIRPLUS=0
+    // turns it off, for measurements.
+    readdirPlus: (o.attrCache ?? true) && operations.listsAttributes && process.env.TSCRYPTFS_READDIRPLUS !== '0',
     spin: spinSettings(),
     // RELEASE is answered by the binding at once and closed here later: the
     // kernel never waits for it, so neither need libfuse's thread (saves a

@@ -52,6 +52,8 @@ export interface FuseOperations {
   calls(): Record<string, number>;
   /** Connects the binding's attribute cache, once mounted: readdir then fills it for the entries it lists. */
   useAttrCache(cache: AttrCacheHook): void;
+  /** Whether readdir hands the binding each entry's attributes (packed listings): only then can a listing carry entries to the kernel (READDIRPLUS). */
+  listsAttributes: boolean;
 }
 
 /** The patched binding's attribute cache, as readdir feeds it (see Documentation/fuse-native.md). */
@@ -302,5 +304,5 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     return n > 0 ? { assistedChunks: n } : {};
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity, calls: () => ({ ...calls.snapshot(), ...(reads && { nativeRead: reads.stats().served }), ...assistedChunks() }), useAttrCache: (c) => void (attrCache = c) };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity, calls: () => ({ ...calls.snapshot(), ...(reads && { nativeRead: reads.stats().served }), ...assistedChunks() }), useAttrCache: (c) => void (attrCache = c), listsAttributes: true };
 }
