@@ -146,6 +146,16 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // listings bring attributes (not -reverse); TSCRYPTFS_READDIRPLUS=0
     // turns it off, for measurements.
     readdirPlus: (o.attrCache ?? true) && operations.listsAttributes && process.env.TSCRYPTFS_READDIRPLUS !== '0',
+    // The kernel asks for security.capability before each write to learn
+    // whether privileges must go, and for the attributes before each chown.
+    // With FUSE_HANDLE_KILLPRIV_V2 it asks once per file and leaves the
+    // dropping to us: a write or truncate by an unprivileged caller comes
+    // flagged and drops set-id bits first (VaultFile.dropSetIdBits); a chown,
+    // and the bare SETATTR the kernel sends before a write or fallocate when
+    // the mode it keeps has set-id bits (the binding makes it chown(-1, -1)),
+    // drop them in the cipher directory's own chown. TSCRYPTFS_KILLPRIV=0
+    // turns it off, for measurements.
+    killPriv: operations.dropsSetIdBits && process.env.TSCRYPTFS_KILLPRIV !== '0',
     spin: spinSettings(),
     // RELEASE is answered by the binding at once and closed here later: the
     // kernel never waits for it, so neither need libfuse's thread (saves a

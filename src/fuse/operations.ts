@@ -54,6 +54,8 @@ export interface FuseOperations {
   useAttrCache(cache: AttrCacheHook): void;
   /** Whether readdir hands the binding each entry's attributes (packed listings): only then can a listing carry entries to the kernel (READDIRPLUS). */
   listsAttributes: boolean;
+  /** Whether write and truncate drop set-id bits when the kernel asks (then the kernel leaves them to us: killPriv). */
+  dropsSetIdBits: boolean;
 }
 
 /** The patched binding's attribute cache, as readdir feeds it (see Documentation/fuse-native.md). */
@@ -193,9 +195,14 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       );
     },
 
-    write(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
+    /** `dropSetId`: an unprivileged writer, on a mount that drops set-id bits itself (killPriv). */
+    write(path: string, fh: number, buf: Buffer, len: number, pos: number, dropSetId: boolean, cb: (n: number) => void): void {
       calls.arrived('write');
-      (async () => handle(fh).write(buf.subarray(0, len), pos))().then(
+      (async () => {
+        const f = handle(fh);
+        if (dropSetId) await f.dropSetIdBits();
+        return f.write(buf.subarray(0, len), pos);
+      })().then(
         (n) => cb(n),
         (err: unknown) => cb(toErrno(err, 'write', path, log)),
       );
@@ -216,14 +223,17 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       });
     },
 
-    truncate(path: string, size: number, cb: FuseCallback): void {
-      answerWithStat('truncate', path, cb, () => vault.truncate(path, size));
+    truncate(path: string, size: number, dropSetId: boolean, cb: FuseCallback): void {
+      answerWithStat('truncate', path, cb, () => vault.truncate(path, size, { dropSetIdBits: dropSetId }));
     },
 
-    ftruncate(path: string, fh: number, size: number, cb: FuseCallback): void {
+    ftruncate(path: string, fh: number, size: number, dropSetId: boolean, cb: FuseCallback): void {
       const f = handles.get(fh);
-      if (!f) return answerWithStat('ftruncate', path, cb, () => vault.truncate(path, size));
-      answerWithStat('ftruncate', path, cb, () => f.truncate(size), () => f.stat({ bigint: true }));
+      if (!f) return answerWithStat('ftruncate', path, cb, () => vault.truncate(path, size, { dropSetIdBits: dropSetId }));
+      answerWithStat('ftruncate', path, cb, async () => {
+        if (dropSetId) await f.dropSetIdBits();
+        await f.truncate(size);
+      }, () => f.stat({ bigint: true }));
     },
 
     unlink(path: string, cb: FuseCallback): void {
@@ -304,5 +314,5 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     return n > 0 ? { assistedChunks: n } : {};
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity, calls: () => ({ ...calls.snapshot(), ...(reads && { nativeRead: reads.stats().served }), ...assistedChunks() }), useAttrCache: (c) => void (attrCache = c), listsAttributes: true };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity, calls: () => ({ ...calls.snapshot(), ...(reads && { nativeRead: reads.stats().served }), ...assistedChunks() }), useAttrCache: (c) => void (attrCache = c), listsAttributes: true, dropsSetIdBits: true };
 }

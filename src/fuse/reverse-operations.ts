@@ -77,5 +77,5 @@ export function makeReverseOperations(view: ReverseView, log: Logger, forceOwner
     },
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => calls.last, calls: () => calls.snapshot(), useAttrCache: () => undefined, listsAttributes: false };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => calls.last, calls: () => calls.snapshot(), useAttrCache: () => undefined, listsAttributes: false, dropsSetIdBits: false };
 }

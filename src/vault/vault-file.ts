@@ -9,7 +9,7 @@ import { closeFd, fchmod, fchown, fdatasync, fstat, fstatBig, fsync } from '../u
 import type { AtCalls, TimeArg } from '../util/sys-at.js';
 import { allocateContent, plainSize, readContent, readContentInto, truncateContent, writeContent, type ContentFile } from './file-content.js';
 import { accessMode } from './open-flags.js';
-import { setSize } from './stats.js';
+import { setSize, withoutSetIdBits } from './stats.js';
 
 /** What a handle needs of its vault to change the file's attributes. */
 export interface FileAttrAccess {
@@ -135,6 +135,18 @@ export class VaultFile {
   async chmod(mode: number): Promise<void> {
     this.checkChange('fchmod');
     await fchmod(this.f.fd, mode & 0o7777);
+  }
+
+  /**
+   * Drops the set-id bits (see withoutSetIdBits) before a write or truncate
+   * by an unprivileged user, where the kernel leaves that to the file
+   * system (a mount with FUSE_HANDLE_KILLPRIV_V2). No change, no fchmod.
+   */
+  async dropSetIdBits(): Promise<void> {
+    this.checkChange('fchmod');
+    const mode = (await fstat(this.f.fd)).mode & 0o7777;
+    const kept = withoutSetIdBits(mode);
+    if (kept !== mode) await fchmod(this.f.fd, kept);
   }
 
   /** fchown(2); -1 leaves that id as it is. */

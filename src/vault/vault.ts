@@ -320,9 +320,11 @@ export class Vault {
     }
   }
 
-  async truncate(path: string, length = 0): Promise<void> {
+  /** truncate(2); with `dropSetIdBits`, as an unprivileged caller's (VaultFile.dropSetIdBits). */
+  async truncate(path: string, length = 0, opts: { dropSetIdBits?: boolean } = {}): Promise<void> {
     const h = await this.open(path, 'r+');
     try {
+      if (opts.dropSetIdBits) await h.dropSetIdBits();
       await h.truncate(length);
     } finally {
       await h.close();

@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { assertFsckClean, cipherPathOf, useMountFixture } from '../helpers/mount-suite.js';
-import { A, A_IN_D, assertSameRecord, C, D, openForOthers, ownerSnapshot, ROOT, runScenario, type Phase } from '../helpers/multiuser.js';
+import { A, A_IN_D, assertSameRecord, C, D, openForOthers, ownerSnapshot, pyAs, ROOT, runScenario, type Phase } from '../helpers/multiuser.js';
 import { needs, unmet } from '../helpers/requirements.js';
 
 const fx = useMountFixture('multiuser', { mount: { flags: ['-allow_other'] } });
@@ -197,6 +197,83 @@ case('chmod g+s, in the file group', lambda: os.chmod('p/h', 0o2750))
   assert.equal(o.ref.tree['p/s'], 'f 0777 65534:65534 size=1', 'a write by another user dropped S_ISUID');
   assert.equal(o.ref.tree['p/gs'], 'f 0777 65534:65534 size=2', 'a truncate by another user dropped S_ISGID');
   assertSame(o);
+});
+
+test('set-id bits: an unprivileged write, append, truncate, fallocate or chown drops them as on ext4, seen at once by a mode-only stat', T, async () => {
+  const made = ['a 0o4755', 'b 0o2755', 'c 0o2745', 'd 0o6755', 'e 0o4755', 'f 0o4755', 'g 0o4755', 'k 0o4755', 'n 0o4755', 'r 0o4755', 's 0o4755', 'u 0o4755']
+    .map((x) => x.split(' '))
+    .map(([name, mode]) => `create('s/${name}', 0o644, b'abc'); os.chmod('s/${name}', ${mode})`)
+    .join('\n');
+  const o = await onBoth('setid', [
+    { who: ROOT, code: `os.mkdir('s'); os.chmod('s', 0o777)` },
+    { who: A, code: made },
+    {
+      who: A,
+      code: `
+def fallocated(p):
+    fd = os.open(p, os.O_WRONLY)
+    try:
+        fallocate(fd, 0, 0, 8192)
+    finally:
+        os.close(fd)
+def write_chmod_write(p):
+    fd = os.open(p, os.O_WRONLY)
+    try:
+        os.pwrite(fd, b'1', 0)
+        os.fchmod(fd, 0o4755)
+        os.pwrite(fd, b'2', 1)
+    finally:
+        os.close(fd)
+case('append to 04755', lambda: (append('s/a', b'x'), mode_now('s/a'))[1])
+case('append to 02755', lambda: (append('s/b', b'x'), mode_now('s/b'))[1])
+case('append to 02745 (no group execute: S_ISGID stays)', lambda: (append('s/c', b'x'), mode_now('s/c'))[1])
+case('truncate 06755', lambda: (os.truncate('s/d', 1), mode_now('s/d'))[1])
+case('open 04755 with O_TRUNC', lambda: (os.close(os.open('s/e', os.O_WRONLY | os.O_TRUNC)), mode_now('s/e'))[1])
+case('chown 04755 to its own owner', lambda: (os.chown('s/f', 65534, -1), mode_now('s/f'))[1])
+case('chown 04755 to -1, -1', lambda: (os.chown('s/g', -1, -1), mode_now('s/g'))[1])
+case('fallocate 04755', lambda: (fallocated('s/k'), mode_now('s/k'))[1])
+case('write, fchmod u+s, write', lambda: (write_chmod_write('s/n'), mode_now('s/n'))[1])
+`,
+    },
+    {
+      who: ROOT,
+      code: `
+case('root writes to 04755', lambda: (write_at('s/r', b'x'), mode_now('s/r'))[1])
+case('root truncates 04755', lambda: (os.truncate('s/s', 1), mode_now('s/s'))[1])
+case('root chowns 04755', lambda: (os.chown('s/u', 65533, -1), mode_now('s/u'))[1])
+`,
+    },
+  ]);
+  // What ext4 gives, so that the scenario means what it says.
+  const want: Record<string, string> = {
+    'A: append to 04755': '0755',
+    'A: append to 02745 (no group execute: S_ISGID stays)': '2745',
+    'A: chown 04755 to -1, -1': '0755',
+    'A: fallocate 04755': '0755',
+    'A: write, fchmod u+s, write': '0755',
+    'root: root writes to 04755': '4755',
+    'root: root chowns 04755': '0755',
+  };
+  assert.deepEqual(Object.fromEntries(Object.keys(want).map((k) => [k, o.ref.steps[k]])), want);
+  assertSame(o);
+});
+
+test('a set-id bit set in the cipher directory behind the kernel\'s back still goes with an unprivileged write or truncate', { ...T, skip: T.skip ?? (fx.impl !== 'tscryptfs' ? 'gocryptfs leaves the dropping to the kernel, which knows only the mode it keeps' : undefined) }, async () => {
+  await fsp.mkdir(fx.p('behind'));
+  await fsp.chmod(fx.p('behind'), 0o777);
+  await pyAs(A, fx.mnt, `create('behind/w', 0o755, b'abc'); create('behind/t', 0o755, b'abc')`);
+  const cipher = { w: await cipherPathOf(fx.cipherdir, 'behind/w'), t: await cipherPathOf(fx.cipherdir, 'behind/t') };
+  // The kernel keeps mode 0755 (attributes are kept 1 s); the cipher files get S_ISUID.
+  assert.equal((await fsp.stat(fx.p('behind/w'))).mode & 0o7777, 0o755);
+  assert.equal((await fsp.stat(fx.p('behind/t'))).mode & 0o7777, 0o755);
+  await fsp.chmod(cipher.w, 0o4755);
+  await fsp.chmod(cipher.t, 0o4755);
+  const r = await pyAs(A, fx.mnt, `case('write', lambda: write_at('behind/w', b'x'))\ncase('truncate', lambda: os.truncate('behind/t', 1))`);
+  assert.deepEqual(r, { write: 'OK', truncate: 'OK' });
+  for (const name of ['w', 't'] as const) {
+    assert.equal((await fsp.stat(cipher[name])).mode & 0o7777, 0o755, `${name}: S_ISUID dropped in the cipher directory`);
+    assert.equal((await fsp.stat(fx.p(`behind/${name}`))).mode & 0o7777, 0o755, `${name}: and so through the mount`);
+  }
 });
 
 test('sticky directory: unlink, rmdir and rename answer as ext4 for the entry owner, the directory owner and a third user (and a non-sticky control)', T, async () => {
