@@ -8,10 +8,8 @@ import type { BigIntStats, Stats } from 'node:fs';
  * locking, not a set-group-id program).
  */
 export function withoutSetIdBits(mode: number): number {
-  let m = mode & 0o7777;
-  m &= ~0o4000;
-  if ((m & 0o2010) === 0o2010) m &= ~0o2000;
-  return m;
+  const m = mode & 0o3777;
+  return (m & 0o2010) === 0o2010 ? m & ~0o2000 : m;
 }
 
 /** Replaces the cipher size in a Stats or BigIntStats with the plaintext size. */

@@ -200,10 +200,11 @@ case('chmod g+s, in the file group', lambda: os.chmod('p/h', 0o2750))
 });
 
 test('set-id bits: an unprivileged write, append, truncate, fallocate or chown drops them as on ext4, seen at once by a mode-only stat', T, async () => {
-  const made = ['a 0o4755', 'b 0o2755', 'c 0o2745', 'd 0o6755', 'e 0o4755', 'f 0o4755', 'g 0o4755', 'k 0o4755', 'n 0o4755', 'r 0o4755', 's 0o4755', 'u 0o4755']
-    .map((x) => x.split(' '))
-    .map(([name, mode]) => `create('s/${name}', 0o644, b'abc'); os.chmod('s/${name}', ${mode})`)
-    .join('\n');
+  const made = `
+for name, mode in [('a', 0o4755), ('b', 0o2755), ('c', 0o2745), ('d', 0o6755)] + [(n, 0o4755) for n in 'efgknrsu']:
+    create('s/' + name, 0o644, b'abc')
+    os.chmod('s/' + name, mode)
+`;
   const o = await onBoth('setid', [
     { who: ROOT, code: `os.mkdir('s'); os.chmod('s', 0o777)` },
     { who: A, code: made },
