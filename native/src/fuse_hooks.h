@@ -12,9 +12,26 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
 
-#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535248u   /* "TSRH", version 1 */
+#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535232u   /* "TSR2": version 2, with `attr` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
+
+/* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
+#define TSCRYPTFS_ATTR_CHMOD 1
+#define TSCRYPTFS_ATTR_CHOWN 2
+#define TSCRYPTFS_ATTR_UTIMENS 3
+struct tscryptfs_attr_change {
+    int op;
+    mode_t mode;            /* CHMOD */
+    uid_t uid;              /* CHOWN; (uid_t)-1 leaves it */
+    gid_t gid;              /* CHOWN; (gid_t)-1 leaves it */
+    struct timespec tv[2];  /* UTIMENS: atime, mtime; UTIME_NOW and UTIME_OMIT as utimensat(2) takes them */
+};
+
+/* The hook's answer when it leaves a request to JavaScript. */
+#define TSCRYPTFS_HOOK_PASS 1
 
 /* Called for every READ before it goes to JavaScript. */
 struct tscryptfs_read_hook {
@@ -22,6 +39,17 @@ struct tscryptfs_read_hook {
     /* Bytes read into buf (0 at end of file), or -1: let JavaScript answer. */
     int (*read)(void *ctx, uint64_t fh, char *buf, size_t len, int64_t off);
     void *ctx;
+    /*
+     * Called for a chmod, chown or utimens of a file that handle `fh` has
+     * open, before it goes to JavaScript: applies `c` to the handle's cipher
+     * file once `still(arg)` (called with the handle held, so that it cannot
+     * be closed meanwhile) says the handle is still the file's. Returns 0 or
+     * -errno, with the file's plaintext attributes in `st` and *have_stat = 1
+     * when they could be read after the change; TSCRYPTFS_HOOK_PASS (before
+     * changing anything): let JavaScript answer.
+     */
+    int (*attr)(void *ctx, uint64_t fh, const struct tscryptfs_attr_change *c, struct stat *st, int *have_stat,
+                int (*still)(void *arg), void *arg);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

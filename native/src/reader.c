@@ -21,6 +21,16 @@
  * mix of old and new blocks; otherwise JavaScript answers under the file's
  * lock. The header's file ID is cached per handle together with the
  * `started` count it was read at.
+ *
+ * The same registry answers chmod, chown and utimens of an open file
+ * (reader_attr): the kernel sends them as a SETATTR of the file's node, and
+ * libfuse2 splits it into path operations, each a trip to JavaScript that
+ * ends in the same fchmodat, fchownat or utimensat of the cipher file. When
+ * the binding knows a handle open on that node, the change goes to the
+ * handle's cipher file descriptor here instead, and the attributes after
+ * it (fstat, with the plaintext size) go back as the binding's carried
+ * ones. An untar makes three such calls per file (futimens, fchown and
+ * fchmod on the descriptor it wrote through).
  */
 #define _GNU_SOURCE
 #include "reader.h"
@@ -49,6 +59,8 @@
 struct handle {
     uint64_t fh;
     int fd;
+    int readable; /* not O_WRONLY: its reads may be answered */
+    uint32_t busy; /* reader_attr calls using `fd` (readerClose waits for 0) */
     uint32_t slot;
     int has_id;
     int32_t id_seq; /* `started` when the ID was read */
@@ -67,8 +79,10 @@ struct reader {
     uint32_t slots;
     napi_ref fences_ref;
     pthread_mutex_t mut;
+    pthread_cond_t idle; /* a handle's `busy` went to 0 */
     struct handle *buckets[BUCKETS];
-    uint64_t served, passed;
+    uint64_t served, passed, attrs_served;
+    int attrs; /* reader_attr answers (readerAttrs) */
 };
 
 /* Per libfuse thread: a decrypting context keyed for one reader, and a buffer for the ciphertext. */
@@ -187,7 +201,7 @@ static int reader_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t of
 {
     struct reader *r = ctx;
     struct handle h;
-    if (off < 0 || !lookup(r, fh, &h)) return -1;
+    if (off < 0 || !lookup(r, fh, &h) || !h.readable) return -1;
     int32_t *fence = r->fences + 2 * (size_t)h.slot;
     const int32_t started = __atomic_load_n(&fence[0], __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&fence[1], __ATOMIC_ACQUIRE) != started) return pass(r);
@@ -244,6 +258,64 @@ static int reader_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t of
     return (int)n;
 }
 
+/* The plaintext size of a cipher file of `size` bytes, as src/content/layout.ts's cipherSizeToPlainSize gives it. */
+static int64_t shown_size(int64_t size, int64_t cbs, int64_t overhead)
+{
+    if (size <= HEADER) return 0;
+    const int64_t rem = (size - HEADER) % cbs;
+    if (rem > 0 && rem <= overhead) size = size - rem + overhead + 1;
+    const int64_t p = size - HEADER - ((size - 1 - HEADER) / cbs + 1) * overhead;
+    return p < 0 ? 0 : p;
+}
+
+/* Handle `fh`, held so that readerClose waits until unpin; NULL when it is not registered. */
+static struct handle *pin(struct reader *r, uint64_t fh)
+{
+    struct handle *h;
+    pthread_mutex_lock(&r->mut);
+    for (h = *bucket(r, fh); h && h->fh != fh; h = h->next) {
+    }
+    if (h) h->busy++;
+    pthread_mutex_unlock(&r->mut);
+    return h;
+}
+
+static void unpin(struct reader *r, struct handle *h)
+{
+    pthread_mutex_lock(&r->mut);
+    if (--h->busy == 0) pthread_cond_broadcast(&r->idle);
+    pthread_mutex_unlock(&r->mut);
+}
+
+/* The hook's `attr` (fuse_hooks.h): the change on the handle's cipher file, as src/vault/node-attrs.ts makes it on the name. */
+static int reader_attr(void *ctx, uint64_t fh, const struct tscryptfs_attr_change *c, struct stat *st, int *have_stat,
+                       int (*still)(void *arg), void *arg)
+{
+    struct reader *r = ctx;
+    *have_stat = 0;
+    if (!__atomic_load_n(&r->attrs, __ATOMIC_ACQUIRE)) return TSCRYPTFS_HOOK_PASS;
+    struct handle *h = pin(r, fh);
+    if (!h) return TSCRYPTFS_HOOK_PASS;
+    int res = TSCRYPTFS_HOOK_PASS, rc = -1;
+    if (still && !still(arg)) goto out;
+    switch (c->op) {
+    case TSCRYPTFS_ATTR_CHMOD: rc = fchmod(h->fd, c->mode & 07777); break;
+    case TSCRYPTFS_ATTR_CHOWN: rc = fchown(h->fd, c->uid, c->gid); break;
+    case TSCRYPTFS_ATTR_UTIMENS: rc = futimens(h->fd, c->tv); break;
+    default: goto out;
+    }
+    res = rc == 0 ? 0 : -errno;
+    if (res == 0 && fstat(h->fd, st) == 0) {
+        const int64_t overhead = (int64_t)(r->nonce + AEAD_TAG);
+        if (S_ISREG(st->st_mode)) st->st_size = (off_t)shown_size((int64_t)st->st_size, BLOCK + overhead, overhead);
+        *have_stat = 1;
+    }
+    __atomic_add_fetch(&r->attrs_served, 1, __ATOMIC_RELAXED);
+out:
+    unpin(r, h);
+    return res;
+}
+
 static void reader_finalize(napi_env env, void *data, void *hint)
 {
     struct reader *r = data;
@@ -259,6 +331,7 @@ static void reader_finalize(napi_env env, void *data, void *hint)
     }
     if (r->fences_ref) napi_delete_reference(env, r->fences_ref);
     pthread_mutex_destroy(&r->mut);
+    pthread_cond_destroy(&r->idle);
     OPENSSL_cleanse(r->key, sizeof r->key);
     free(r);
 }
@@ -302,6 +375,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     if (!r) return throw_inval(env, "readerCreate: out of memory");
     r->hook.magic = TSCRYPTFS_READ_HOOK_MAGIC;
     r->hook.read = reader_read;
+    r->hook.attr = reader_attr;
     r->hook.ctx = r;
     r->gen = __atomic_fetch_add(&next_gen, 1, __ATOMIC_RELAXED);
     r->cipher = (int)c;
@@ -310,6 +384,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     memcpy(r->key, key, 32);
     r->slots = (uint32_t)slots;
     pthread_mutex_init(&r->mut, NULL);
+    pthread_cond_init(&r->idle, NULL);
     if (napi_create_arraybuffer(env, slots * 2 * sizeof(int32_t), &fences, &ab) != napi_ok) {
         reader_finalize(env, r, NULL);
         return NULL;
@@ -330,19 +405,21 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     return out;
 }
 
-/* readerOpen(reader, fh, fd, slot): reads of `fh` may be answered natively from now on */
+/* readerOpen(reader, fh, fd, slot, readable): reads of `fh` (when readable) and changes of its attributes may be answered natively from now on */
 static napi_value js_open(napi_env env, napi_callback_info info)
 {
-    size_t argc = 4, fh, fd, slot;
-    napi_value argv[4];
+    size_t argc = 5, fh, fd, slot, readable;
+    napi_value argv[5];
     struct reader *r;
-    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4 || !(r = get_reader(env, argv[0])) ||
-        !get_size(env, argv[1], &fh) || !get_size(env, argv[2], &fd) || fd > 0x7fffffff || !get_size(env, argv[3], &slot) || slot >= r->slots)
-        return throw_inval(env, "readerOpen(reader, fh, fd, slot): bad argument");
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5 || !(r = get_reader(env, argv[0])) ||
+        !get_size(env, argv[1], &fh) || !get_size(env, argv[2], &fd) || fd > 0x7fffffff || !get_size(env, argv[3], &slot) || slot >= r->slots ||
+        !get_size(env, argv[4], &readable) || readable > 1)
+        return throw_inval(env, "readerOpen(reader, fh, fd, slot, readable): bad argument");
     struct handle *h = calloc(1, sizeof *h);
     if (!h) return throw_inval(env, "readerOpen: out of memory");
     h->fh = fh;
     h->fd = (int)fd;
+    h->readable = (int)readable;
     h->slot = (uint32_t)slot;
     pthread_mutex_lock(&r->mut);
     h->next = *bucket(r, fh);
@@ -351,7 +428,7 @@ static napi_value js_open(napi_env env, napi_callback_info info)
     return NULL;
 }
 
-/* readerClose(reader, fh): before the handle's descriptor is closed */
+/* readerClose(reader, fh): before the handle's descriptor is closed; waits for a reader_attr using it */
 static napi_value js_close(napi_env env, napi_callback_info info)
 {
     size_t argc = 2, fh;
@@ -364,6 +441,7 @@ static napi_value js_close(napi_env env, napi_callback_info info)
         if ((*p)->fh == fh) {
             struct handle *h = *p;
             *p = h->next;
+            while (h->busy > 0) pthread_cond_wait(&r->idle, &r->mut);
             OPENSSL_cleanse(h->id, ID_LEN);
             free(h);
             break;
@@ -373,7 +451,19 @@ static napi_value js_close(napi_env env, napi_callback_info info)
     return NULL;
 }
 
-/* readerStats(reader) -> [reads answered natively, reads passed on to JavaScript] */
+/* readerAttrs(reader, on): whether reader_attr answers (off when created) */
+static napi_value js_attrs(napi_env env, napi_callback_info info)
+{
+    size_t argc = 2, on;
+    napi_value argv[2];
+    struct reader *r;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || !(r = get_reader(env, argv[0])) || !get_size(env, argv[1], &on) || on > 1)
+        return throw_inval(env, "readerAttrs(reader, on): bad argument");
+    __atomic_store_n(&r->attrs, (int)on, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* readerStats(reader) -> [reads answered natively, reads passed on to JavaScript, attribute changes answered natively] */
 static napi_value js_stats(napi_env env, napi_callback_info info)
 {
     size_t argc = 1;
@@ -381,9 +471,10 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     struct reader *r;
     if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || !(r = get_reader(env, argv[0])))
         return throw_inval(env, "readerStats(reader): bad argument");
-    if (napi_create_array_with_length(env, 2, &out) != napi_ok) return NULL;
+    if (napi_create_array_with_length(env, 3, &out) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 0, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 1, v) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->attrs_served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 2, v) != napi_ok) return NULL;
     return out;
 }
 
@@ -392,7 +483,7 @@ int reader_register(napi_env env, napi_value exports)
     static const struct {
         const char *name;
         napi_callback fn;
-    } fns[] = {{"readerCreate", js_create}, {"readerOpen", js_open}, {"readerClose", js_close}, {"readerStats", js_stats}};
+    } fns[] = {{"readerCreate", js_create}, {"readerOpen", js_open}, {"readerClose", js_close}, {"readerAttrs", js_attrs}, {"readerStats", js_stats}};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         napi_value f;
         if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &f) != napi_ok ||

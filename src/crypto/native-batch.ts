@@ -27,10 +27,14 @@ export interface BatchBinding {
    * READ_AEGIS takes the AEGIS addon's decryptHandle(variant) as `aegis`.
    */
   readerCreate(cipher: BatchCipher | typeof READ_AEGIS, key: Uint8Array, slots: number, aegis?: object): [object, ArrayBuffer];
-  readerOpen(reader: object, fh: number, fd: number, slot: number): void;
+  /** `readable`: 1 when the handle may read (reads of a write-only handle always go to JS). */
+  readerOpen(reader: object, fh: number, fd: number, slot: number, readable: 0 | 1): void;
+  /** Waits for an attribute change using the handle's descriptor to end. */
   readerClose(reader: object, fh: number): void;
-  /** [reads answered natively, reads passed on to JS] */
-  readerStats(reader: object): [number, number];
+  /** Whether chmod, chown and utimens of an open file are answered natively (off when created). */
+  readerAttrs(reader: object, on: 0 | 1): void;
+  /** [reads answered natively, reads passed on to JS, attribute changes answered natively] */
+  readerStats(reader: object): [number, number, number];
   /** What the binding's setAssistHook takes: lets its waiting threads seal chunks of a large sealBlocks (native/src/shared_job.h). */
   assistHook(): object;
   /** [jobs opened to other threads, chunks they sealed], for this process so far. */

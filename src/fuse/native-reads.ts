@@ -14,6 +14,14 @@
  * function is handed to the reader; the TypeScript AEGIS reads through JS);
  * TSCRYPTFS_NATIVE_READ=0 turns it off (for measurements), and
  * -sharedstorage mounts do not use it (see mount.ts).
+ *
+ * The same registry answers chmod, chown and utimens of a file a handle has
+ * open (reader_attr in native/src/reader.c): the change goes to the
+ * handle's cipher file descriptor on the libfuse thread, where JS would
+ * have made it on the cipher file's name (src/vault/node-attrs.ts), and the
+ * attributes after it go back as the binding's carried ones. Off with
+ * -force_owner (JS shows another owner than the cipher file's) and on
+ * read-only mounts, and with TSCRYPTFS_NATIVE_ATTRS=0.
  */
 import type { Vault, VaultFile } from '../vault/index.js';
 import { BATCH_GCM, BATCH_XCHACHA, READ_AEGIS, batchBinding } from '../crypto/native-batch.js';
@@ -32,12 +40,17 @@ export interface NativeReads {
   open(fh: number, file: VaultFile): void;
   /** Before the handle's descriptor is closed. */
   close(fh: number): void;
-  /** Reads answered natively, and reads it passed on to JS. */
-  stats(): { served: number; passed: number };
+  /** Reads answered natively, reads it passed on to JS, and attribute changes answered natively. */
+  stats(): { served: number; passed: number; attrs: number };
+}
+
+export interface NativeReadsOptions {
+  /** Answer chmod, chown and utimens of open files natively too (unless TSCRYPTFS_NATIVE_ATTRS=0). */
+  attrs: boolean;
 }
 
 /** A native reader for `vault`'s files, or null when it cannot be had (cipher, backend, addon, environment). */
-export function createNativeReads(vault: Vault, env: NodeJS.ProcessEnv = process.env): NativeReads | null {
+export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: NodeJS.ProcessEnv = process.env): NativeReads | null {
   if (env.TSCRYPTFS_NATIVE_READ === '0') return null;
   const binding = batchBinding();
   if (!binding) return null;
@@ -57,20 +70,21 @@ export function createNativeReads(vault: Vault, env: NodeJS.ProcessEnv = process
   }
   const [reader, fences] = created;
   vault.useWriteFences(fences);
+  if (o.attrs && env.TSCRYPTFS_NATIVE_ATTRS !== '0') binding.readerAttrs(reader, 1);
   return {
     hook: reader,
     open(fh, file) {
       // A file opened before these fences were attached (or under another
       // mount's) has no slot here: its reads stay in JS.
       const slot = file.fenceIn(fences);
-      if (file.readable && slot >= 0) binding.readerOpen(reader, fh, file.fd, slot);
+      if (slot >= 0) binding.readerOpen(reader, fh, file.fd, slot, file.readable ? 1 : 0);
     },
     close(fh) {
       binding.readerClose(reader, fh); // nothing to do for a handle it never saw
     },
     stats() {
-      const [served, passed] = binding.readerStats(reader);
-      return { served, passed };
+      const [served, passed, attrs] = binding.readerStats(reader);
+      return { served, passed, attrs };
     },
   };
 }

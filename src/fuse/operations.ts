@@ -47,7 +47,8 @@ export interface FuseOperations {
   /**
    * How many times each operation came to JS (what the patched binding
    * answers itself is not counted), plus `nativeRead`: the reads the native
-   * read path answered, when there is one.
+   * read path answered, when there is one, and `nativeAttr`: the chmod,
+   * chown and utimens of open files it answered, once there are any.
    */
   calls(): Record<string, number>;
   /** Connects the binding's attribute cache, once mounted: readdir then fills it for the entries it lists. */
@@ -110,9 +111,10 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     return fh;
   };
   let nativeSeen = 0;
-  /** -idle: reads answered natively count as activity too. */
+  /** -idle: reads and attribute changes answered natively count as activity too. */
   const lastActivity = (): number => {
-    const served = reads?.stats().served ?? 0;
+    const st = reads?.stats();
+    const served = st ? st.served + st.attrs : 0;
     if (served !== nativeSeen) {
       nativeSeen = served;
       calls.last = Date.now();
@@ -308,11 +310,17 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
   };
 
+  /** What the native read path answered: reads, and chmod, chown and utimens of open files (once there are any). */
+  const nativeCalls = (r: NativeReads): Record<string, number> => {
+    const st = r.stats();
+    return { nativeRead: st.served, ...(st.attrs > 0 && { nativeAttr: st.attrs }) };
+  };
+
   /** Chunks of blocks sealed by libfuse threads while they waited (mount.ts, setAssistHook); this process's count, shown once there are any. */
   const assistedChunks = (): Record<string, number> => {
     const n = batchBinding()?.sharedJobStats()[1] ?? 0;
     return n > 0 ? { assistedChunks: n } : {};
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity, calls: () => ({ ...calls.snapshot(), ...(reads && { nativeRead: reads.stats().served }), ...assistedChunks() }), useAttrCache: (c) => void (attrCache = c), listsAttributes: true, dropsSetIdBits: true };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity, calls: () => ({ ...calls.snapshot(), ...(reads && nativeCalls(reads)), ...assistedChunks() }), useAttrCache: (c) => void (attrCache = c), listsAttributes: true, dropsSetIdBits: true };
 }

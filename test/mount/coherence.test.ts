@@ -191,7 +191,10 @@ test('the attributes a change hands back answer the GETATTR the kernel sends bef
   }
   const calls = JSON.parse(await fsp.readFile(stats, 'utf8')) as Record<string, number>;
   assert.equal(calls.create, 50);
-  assert.equal(calls.chown, 50);
+  // futimens, fchown and fchmod of each file: answered on the libfuse thread
+  // when the native read path is there (open-file-attrs.test.ts), else in JS
+  const changes = (calls.utimens ?? 0) + (calls.chown ?? 0) + (calls.chmod ?? 0);
+  assert.equal(changes + (calls.nativeAttr ?? 0), 150, JSON.stringify(calls));
   // One fgetattr per file is the fstat right after the second write (a WRITE
   // hands back no attributes). Without the cache entries left by futimens it
   // is two: the kernel's GETATTR before each fchown came here too.
