@@ -150,6 +150,12 @@ fd = os.open('w/f-moved', os.O_RDWR)
 case('fchmod 6755', lambda: os.fchmod(fd, 0o6755))
 case('fchown to D', lambda: os.fchown(fd, 65533, 65533))
 case('after fchown by root', lambda: fdesc(fd))
+case('fchmod 2755', lambda: os.fchmod(fd, 0o2755))
+case('fchown -1 -1 by root', lambda: os.fchown(fd, -1, -1))
+case('after fchown -1 -1 by root', lambda: mode_now('w/f-moved'))
+case('fchmod 4755', lambda: os.fchmod(fd, 0o4755))
+case('chown -1 -1 by root, by name', lambda: os.chown('w/f-moved', -1, -1))
+case('after chown -1 -1 by root', lambda: mode_now('w/f-moved'))
 case('futimens by root', lambda: futimens(fd, (11, 12), (13, 14)))
 case('after futimens by root', lambda: times(os.fstat(fd)))
 os.close(fd)
@@ -169,6 +175,8 @@ test('chmod, chown and utimens of open files end as on ext4 (owner, another user
   assert.equal(refSteps['A: after: the file renamed over'], '0606 65534:65534');
   assert.equal(refSteps['A: after: the name it had'], '0600 65534:65534');
   assert.equal(refSteps["D: fchmod of another user's file"], 'EPERM');
+  assert.equal(refSteps['root: after fchown -1 -1 by root'], '0755');
+  assert.equal(refSteps['root: after chown -1 -1 by root'], '0755');
   let mntSteps: Record<string, string> = {};
   let mntTree: Record<string, string> = {};
   let cipherMode = -1;
