@@ -258,14 +258,13 @@ static int reader_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t of
     return (int)n;
 }
 
-/* The plaintext size of a cipher file of `size` bytes, as src/content/layout.ts's cipherSizeToPlainSize gives it. */
-static int64_t shown_size(int64_t size, int64_t cbs, int64_t overhead)
+/* The plaintext size stat shows, as src/content/layout.ts's cipherSizeToPlainSize: a too short last block counts as one byte. */
+static int64_t shown_size(int64_t size, size_t cbs, size_t overhead)
 {
     if (size <= HEADER) return 0;
-    const int64_t rem = (size - HEADER) % cbs;
-    if (rem > 0 && rem <= overhead) size = size - rem + overhead + 1;
-    const int64_t p = size - HEADER - ((size - 1 - HEADER) / cbs + 1) * overhead;
-    return p < 0 ? 0 : p;
+    const int64_t rem = (size - HEADER) % (int64_t)cbs;
+    if (rem > 0 && rem <= (int64_t)overhead) size += (int64_t)overhead + 1 - rem;
+    return plain_size(size, cbs, overhead);
 }
 
 /* Handle `fh`, held so that readerClose waits until unpin; NULL when it is not registered. */
@@ -306,7 +305,7 @@ static int reader_attr(void *ctx, uint64_t fh, const struct tscryptfs_attr_chang
     }
     res = rc == 0 ? 0 : -errno;
     if (res == 0 && fstat(h->fd, st) == 0) {
-        const int64_t overhead = (int64_t)(r->nonce + AEAD_TAG);
+        const size_t overhead = r->nonce + AEAD_TAG;
         if (S_ISREG(st->st_mode)) st->st_size = (off_t)shown_size((int64_t)st->st_size, BLOCK + overhead, overhead);
         *have_stat = 1;
     }
