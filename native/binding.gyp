@@ -35,7 +35,8 @@
         "src/aead_block.c",
         "src/shared_job.c",
         "src/napi_args.c",
-        "src/reader.c"
+        "src/reader.c",
+        "src/writer.c"
       ],
       "cflags": [
         "-O2",

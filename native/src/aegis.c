@@ -22,7 +22,7 @@
  *   open(variant, key, nonce, sealed, ad, out) -> bool
  *   sealBlocks(variant, key, nonces, pt, blockSize, aads, aadLen, out)
  *   openBlocks(variant, key, sealed, cipherBlockSize, aads, aadLen, out) -> int
- *   decryptHandle(variant) -> external    for the batch addon's read path
+ *   decryptHandle(variant) -> external    for the batch addon's read and write paths
  *                                         (aegis_export.h)
  */
 #ifndef NAPI_VERSION
@@ -49,8 +49,7 @@ static const struct {
     size_t noncelen;
 } VARIANT_INFO[V_COUNT] = {{16, 16}, {16, 16}, {16, 16}, {32, 32}, {32, 32}, {32, 32}};
 
-typedef void (*enc_fn)(uint8_t *c, uint8_t *tag, size_t taglen, const uint8_t *m, size_t mlen, const uint8_t *ad,
-                       size_t adlen, const uint8_t *npub, const uint8_t *k);
+typedef tscryptfs_aegis_enc_fn enc_fn;
 typedef tscryptfs_aegis_dec_fn dec_fn;
 
 static enc_fn g_enc[V_COUNT];
@@ -408,7 +407,7 @@ static void free_export(napi_env env, void *data, void *hint)
     free(data);
 }
 
-/* decryptHandle(variant) -> external: the variant's decryption as the current code path has it */
+/* decryptHandle(variant) -> external: the variant's decryption and encryption as the current code path has them */
 static napi_value js_decrypt_handle(napi_env env, napi_callback_info info)
 {
     size_t argc = 1;
@@ -423,6 +422,7 @@ static napi_value js_decrypt_handle(napi_env env, napi_callback_info info)
     x->magic = TSCRYPTFS_AEGIS_EXPORT_MAGIC;
     x->variant = v;
     x->dec = g_dec[v];
+    x->enc = g_enc[v];
     if (napi_create_external(env, x, free_export, NULL, &ext) != napi_ok) {
         free(x);
         return NULL;

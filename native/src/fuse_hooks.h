@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535232u   /* "TSR2": version 2, with `attr` */
+#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535233u   /* "TSR3": version 3, with `attr` and `write` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -50,6 +50,13 @@ struct tscryptfs_read_hook {
      */
     int (*attr)(void *ctx, uint64_t fh, const struct tscryptfs_attr_change *c, struct stat *st, int *have_stat,
                 int (*still)(void *arg), void *arg);
+    /*
+     * Called for every WRITE before it goes to JavaScript (not for one that
+     * must drop set-id bits first): writes all `len` bytes of `buf` at `off`
+     * through handle `fh`. Returns 0 when all were written, -errno, or
+     * TSCRYPTFS_HOOK_PASS (before changing anything): let JavaScript answer.
+     */
+    int (*write)(void *ctx, uint64_t fh, const char *buf, size_t len, int64_t off);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

@@ -13,8 +13,9 @@
  * torn write), a header that is not version 2, a cipher size whose last
  * block is too short, a short pread.
  *
- * Writes stay in JavaScript. Each file's writes are fenced by two counters
- * that JavaScript bumps with Atomics (src/vault/write-fences.ts): `started`
+ * Writes are fenced by two counters per file (reader_core.h), which
+ * JavaScript bumps with Atomics (src/vault/write-fences.ts) and the native
+ * write path (writer.c) with the same atomics: `started`
  * before it touches the cipher file, `finished` after. A read here goes on
  * only if no write is under way when it starts (started == finished) and
  * none started until it ended (started unchanged), so it never returns a
@@ -34,9 +35,7 @@
  */
 #define _GNU_SOURCE
 #include "reader.h"
-#include "format.h"
-#include "aead_block.h"
-#include "aegis_export.h"
+#include "reader_core.h"
 #include "napi_args.h"
 #include <errno.h>
 #include <openssl/crypto.h>
@@ -45,55 +44,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define BLOCK TSCRYPTFS_BLOCK_SIZE
-#define HEADER TSCRYPTFS_HEADER_LEN
-#define ID_LEN TSCRYPTFS_FILE_ID_LEN
-#define AAD_LEN TSCRYPTFS_BLOCK_AAD_LEN
-#define BUCKETS 1024
-
-/* Besides aead_block.h's two: AEGIS-256X2, through the AEGIS addon's function (aegis_export.h). */
-#define READ_AEGIS 2
-
-/* One registered handle: its cipher file descriptor and fence slot. */
-struct handle {
-    uint64_t fh;
-    int fd;
-    int readable; /* not O_WRONLY: its reads may be answered */
-    uint32_t busy; /* reader_attr calls using `fd` (readerClose waits for 0) */
-    uint32_t slot;
-    int has_id;
-    int32_t id_seq; /* `started` when the ID was read */
-    uint8_t id[ID_LEN];
-    struct handle *next;
-};
-
-struct reader {
-    struct tscryptfs_read_hook hook; /* first: the binding gets a pointer to it */
-    uint64_t gen;                    /* unique per reader: thread contexts re-key on change */
-    int cipher;
-    size_t nonce;
-    uint8_t key[32];
-    tscryptfs_aegis_dec_fn aegis; /* READ_AEGIS only */
-    int32_t *fences; /* 2 per slot: started, finished */
-    uint32_t slots;
-    napi_ref fences_ref;
-    pthread_mutex_t mut;
-    pthread_cond_t idle; /* a handle's `busy` went to 0 */
-    struct handle *buckets[BUCKETS];
-    uint64_t served, passed, attrs_served;
-    int attrs; /* reader_attr answers (readerAttrs) */
-};
-
-/* Per libfuse thread: a decrypting context keyed for one reader, and a buffer for the ciphertext. */
-struct thread_state {
-    EVP_CIPHER_CTX *ctx;
-    int cipher;
-    uint64_t gen;
-    uint8_t *buf;
-    size_t cap;
-    uint8_t part[BLOCK];
-};
 
 static pthread_key_t tl_key;
 static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
@@ -104,7 +54,11 @@ static void tl_free(void *p)
     struct thread_state *t = p;
     if (!t) return;
     if (t->ctx) EVP_CIPHER_CTX_free(t->ctx);
+    if (t->ectx) EVP_CIPHER_CTX_free(t->ectx);
     free(t->buf);
+    if (t->plain) OPENSSL_cleanse(t->plain, t->plain_cap);
+    free(t->plain);
+    free(t->out);
     OPENSSL_cleanse(t->part, sizeof t->part);
     free(t);
 }
@@ -112,7 +66,7 @@ static void tl_free(void *p)
 static void tl_init(void) { pthread_key_create(&tl_key, tl_free); }
 
 /* This thread's state, with a context for `r` and room for `need` cipher bytes; NULL when out of memory. */
-static struct thread_state *thread_state(struct reader *r, size_t need)
+struct thread_state *reader_thread_state(struct reader *r, size_t need)
 {
     pthread_once(&tl_once, tl_init);
     struct thread_state *t = pthread_getspecific(tl_key);
@@ -130,13 +84,17 @@ static struct thread_state *thread_state(struct reader *r, size_t need)
         t->gen = 0;
         if (!t->ctx) return NULL;
     }
-    if (t->cap < need) {
-        uint8_t *b = realloc(t->buf, need);
-        if (!b) return NULL;
-        t->buf = b;
-        t->cap = need;
-    }
-    return t;
+    return reader_grow(&t->buf, &t->cap, need) ? t : NULL;
+}
+
+int reader_grow(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (*cap >= need) return 1;
+    uint8_t *b = realloc(*buf, need);
+    if (!b) return 0;
+    *buf = b;
+    *cap = need;
+    return 1;
 }
 
 static struct handle **bucket(struct reader *r, uint64_t fh) { return &r->buckets[fh % BUCKETS]; }
@@ -171,7 +129,7 @@ static void remember_id(struct reader *r, uint64_t fh, int32_t seq, const uint8_
     pthread_mutex_unlock(&r->mut);
 }
 
-static int pread_full(int fd, uint8_t *buf, size_t len, off_t off)
+int reader_pread_full(int fd, uint8_t *buf, size_t len, off_t off)
 {
     size_t got = 0;
     while (got < len) {
@@ -189,8 +147,7 @@ static int pass(struct reader *r)
     return -1;
 }
 
-/* The plaintext size of a cipher file of `size` bytes (> HEADER); -1 when its last block is too short. */
-static int64_t plain_size(int64_t size, size_t cbs, size_t overhead)
+int64_t reader_plain_size(int64_t size, size_t cbs, size_t overhead)
 {
     const int64_t body = size - HEADER, rem = body % (int64_t)cbs;
     if (rem > 0 && rem <= (int64_t)overhead) return -1;
@@ -201,29 +158,29 @@ static int reader_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t of
 {
     struct reader *r = ctx;
     struct handle h;
-    if (off < 0 || !lookup(r, fh, &h) || !h.readable) return -1;
-    int32_t *fence = r->fences + 2 * (size_t)h.slot;
+    if (off < 0 || !lookup(r, fh, &h) || !(h.flags & HANDLE_READABLE)) return -1;
+    int32_t *fence = r->fences + FENCE_STRIDE * (size_t)h.slot;
     const int32_t started = __atomic_load_n(&fence[0], __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&fence[1], __ATOMIC_ACQUIRE) != started) return pass(r);
 
     const size_t overhead = r->nonce + AEAD_TAG, cbs = BLOCK + overhead;
     struct stat st;
     if (fstat(h.fd, &st) != 0 || (st.st_size > 0 && st.st_size <= HEADER)) return pass(r);
-    const int64_t plain = st.st_size == 0 ? 0 : plain_size(st.st_size, cbs, overhead);
+    const int64_t plain = st.st_size == 0 ? 0 : reader_plain_size(st.st_size, cbs, overhead);
     if (plain < 0) return pass(r);
     size_t n = 0;
     if (off < plain) n = (size_t)(plain - off) < len ? (size_t)(plain - off) : len;
     if (n > 0) {
         uint8_t hdr[HEADER];
         if (!(h.has_id && h.id_seq == started)) {
-            if (!pread_full(h.fd, hdr, HEADER, 0) || hdr[0] != 0 || hdr[1] != TSCRYPTFS_HEADER_VERSION) return pass(r);
+            if (!reader_pread_full(h.fd, hdr, HEADER, 0) || hdr[0] != 0 || hdr[1] != TSCRYPTFS_HEADER_VERSION) return pass(r);
             memcpy(h.id, hdr + 2, ID_LEN);
         }
         const uint64_t first = (uint64_t)off / BLOCK, last = ((uint64_t)off + n - 1) / BLOCK;
         const off_t coff = HEADER + (off_t)(first * cbs);
         const size_t want = (size_t)((uint64_t)st.st_size - (uint64_t)coff < (last - first + 1) * cbs ? (uint64_t)st.st_size - (uint64_t)coff : (last - first + 1) * cbs);
-        struct thread_state *t = thread_state(r, want);
-        if (!t || !pread_full(h.fd, t->buf, want, coff)) return pass(r);
+        struct thread_state *t = reader_thread_state(r, want);
+        if (!t || !reader_pread_full(h.fd, t->buf, want, coff)) return pass(r);
         const int rekey = t->gen != r->gen;
         uint8_t aad[AAD_LEN];
         memcpy(aad + 8, h.id, ID_LEN);
@@ -264,11 +221,10 @@ static int64_t shown_size(int64_t size, size_t cbs, size_t overhead)
     if (size <= HEADER) return 0;
     const int64_t rem = (size - HEADER) % (int64_t)cbs;
     if (rem > 0 && rem <= (int64_t)overhead) size += (int64_t)overhead + 1 - rem;
-    return plain_size(size, cbs, overhead);
+    return reader_plain_size(size, cbs, overhead);
 }
 
-/* Handle `fh`, held so that readerClose waits until unpin; NULL when it is not registered. */
-static struct handle *pin(struct reader *r, uint64_t fh)
+struct handle *reader_pin(struct reader *r, uint64_t fh)
 {
     struct handle *h;
     pthread_mutex_lock(&r->mut);
@@ -279,7 +235,7 @@ static struct handle *pin(struct reader *r, uint64_t fh)
     return h;
 }
 
-static void unpin(struct reader *r, struct handle *h)
+void reader_unpin(struct reader *r, struct handle *h)
 {
     pthread_mutex_lock(&r->mut);
     if (--h->busy == 0) pthread_cond_broadcast(&r->idle);
@@ -293,7 +249,7 @@ static int reader_attr(void *ctx, uint64_t fh, const struct tscryptfs_attr_chang
     struct reader *r = ctx;
     *have_stat = 0;
     if (!__atomic_load_n(&r->attrs, __ATOMIC_ACQUIRE)) return TSCRYPTFS_HOOK_PASS;
-    struct handle *h = pin(r, fh);
+    struct handle *h = reader_pin(r, fh);
     if (!h) return TSCRYPTFS_HOOK_PASS;
     int res = TSCRYPTFS_HOOK_PASS, rc = -1;
     if (still && !still(arg)) goto out;
@@ -311,7 +267,7 @@ static int reader_attr(void *ctx, uint64_t fh, const struct tscryptfs_attr_chang
     }
     __atomic_add_fetch(&r->attrs_served, 1, __ATOMIC_RELAXED);
 out:
-    unpin(r, h);
+    reader_unpin(r, h);
     return res;
 }
 
@@ -335,7 +291,7 @@ static void reader_finalize(napi_env env, void *data, void *hint)
     free(r);
 }
 
-static struct reader *get_reader(napi_env env, napi_value v)
+struct reader *reader_get(napi_env env, napi_value v)
 {
     void *p = NULL;
     napi_valuetype t;
@@ -356,7 +312,7 @@ static const struct tscryptfs_aegis_export *get_aegis(napi_env env, napi_value v
 
 /*
  * readerCreate(cipher, key, slots[, aegis]) -> [reader, fences]: fences is an
- * ArrayBuffer of 2 * slots int32 counters; cipher READ_AEGIS takes the AEGIS
+ * ArrayBuffer of FENCE_STRIDE * slots int32 counters (reader_core.h); cipher READ_AEGIS takes the AEGIS
  * addon's decryptHandle(4) as `aegis`.
  */
 static napi_value js_create(napi_env env, napi_callback_info info)
@@ -380,15 +336,17 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     r->cipher = (int)c;
     r->nonce = aegis ? 32 : aead_nonce_len((int)c); /* AEGIS-256X2's nonce */
     r->aegis = aegis ? aegis->dec : NULL;
+    r->aegis_enc = aegis ? aegis->enc : NULL;
+    r->hook.write = reader_write;
     memcpy(r->key, key, 32);
     r->slots = (uint32_t)slots;
     pthread_mutex_init(&r->mut, NULL);
     pthread_cond_init(&r->idle, NULL);
-    if (napi_create_arraybuffer(env, slots * 2 * sizeof(int32_t), &fences, &ab) != napi_ok) {
+    if (napi_create_arraybuffer(env, slots * FENCE_STRIDE * sizeof(int32_t), &fences, &ab) != napi_ok) {
         reader_finalize(env, r, NULL);
         return NULL;
     }
-    memset(fences, 0, slots * 2 * sizeof(int32_t));
+    memset(fences, 0, slots * FENCE_STRIDE * sizeof(int32_t));
     r->fences = fences;
     if (napi_create_reference(env, ab, 1, &r->fences_ref) != napi_ok) {
         reader_finalize(env, r, NULL);
@@ -404,21 +362,25 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     return out;
 }
 
-/* readerOpen(reader, fh, fd, slot, readable): reads of `fh` (when readable) and changes of its attributes may be answered natively from now on */
+/*
+ * readerOpen(reader, fh, fd, slot, flags): reads of `fh` (flags HANDLE_READABLE),
+ * its writes (HANDLE_WRITABLE, when readerWrites turned them on) and changes of
+ * its attributes may be answered natively from now on
+ */
 static napi_value js_open(napi_env env, napi_callback_info info)
 {
-    size_t argc = 5, fh, fd, slot, readable;
+    size_t argc = 5, fh, fd, slot, flags;
     napi_value argv[5];
     struct reader *r;
-    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5 || !(r = get_reader(env, argv[0])) ||
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5 || !(r = reader_get(env, argv[0])) ||
         !get_size(env, argv[1], &fh) || !get_size(env, argv[2], &fd) || fd > 0x7fffffff || !get_size(env, argv[3], &slot) || slot >= r->slots ||
-        !get_size(env, argv[4], &readable) || readable > 1)
-        return throw_inval(env, "readerOpen(reader, fh, fd, slot, readable): bad argument");
+        !get_size(env, argv[4], &flags) || flags > (HANDLE_READABLE | HANDLE_WRITABLE))
+        return throw_inval(env, "readerOpen(reader, fh, fd, slot, flags): bad argument");
     struct handle *h = calloc(1, sizeof *h);
     if (!h) return throw_inval(env, "readerOpen: out of memory");
     h->fh = fh;
     h->fd = (int)fd;
-    h->readable = (int)readable;
+    h->flags = (int)flags;
     h->slot = (uint32_t)slot;
     pthread_mutex_lock(&r->mut);
     h->next = *bucket(r, fh);
@@ -433,7 +395,7 @@ static napi_value js_close(napi_env env, napi_callback_info info)
     size_t argc = 2, fh;
     napi_value argv[2];
     struct reader *r;
-    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || !(r = get_reader(env, argv[0])) || !get_size(env, argv[1], &fh))
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || !(r = reader_get(env, argv[0])) || !get_size(env, argv[1], &fh))
         return throw_inval(env, "readerClose(reader, fh): bad argument");
     pthread_mutex_lock(&r->mut);
     for (struct handle **p = bucket(r, fh); *p; p = &(*p)->next) {
@@ -456,24 +418,29 @@ static napi_value js_attrs(napi_env env, napi_callback_info info)
     size_t argc = 2, on;
     napi_value argv[2];
     struct reader *r;
-    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || !(r = get_reader(env, argv[0])) || !get_size(env, argv[1], &on) || on > 1)
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || !(r = reader_get(env, argv[0])) || !get_size(env, argv[1], &on) || on > 1)
         return throw_inval(env, "readerAttrs(reader, on): bad argument");
     __atomic_store_n(&r->attrs, (int)on, __ATOMIC_RELEASE);
     return NULL;
 }
 
-/* readerStats(reader) -> [reads answered natively, reads passed on to JavaScript, attribute changes answered natively] */
+/*
+ * readerStats(reader) -> [reads answered natively, reads passed on to JavaScript,
+ * attribute changes answered natively, writes answered natively, writes passed on]
+ */
 static napi_value js_stats(napi_env env, napi_callback_info info)
 {
     size_t argc = 1;
     napi_value argv[1], out, v;
     struct reader *r;
-    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || !(r = get_reader(env, argv[0])))
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || !(r = reader_get(env, argv[0])))
         return throw_inval(env, "readerStats(reader): bad argument");
-    if (napi_create_array_with_length(env, 3, &out) != napi_ok) return NULL;
+    if (napi_create_array_with_length(env, 5, &out) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 0, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 1, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->attrs_served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 2, v) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->written, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 3, v) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->writes_passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 4, v) != napi_ok) return NULL;
     return out;
 }
 
@@ -482,7 +449,7 @@ int reader_register(napi_env env, napi_value exports)
     static const struct {
         const char *name;
         napi_callback fn;
-    } fns[] = {{"readerCreate", js_create}, {"readerOpen", js_open}, {"readerClose", js_close}, {"readerAttrs", js_attrs}, {"readerStats", js_stats}};
+    } fns[] = {{"readerCreate", js_create}, {"readerOpen", js_open}, {"readerClose", js_close}, {"readerAttrs", js_attrs}, {"readerWrites", reader_js_writes}, {"readerStats", js_stats}};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         napi_value f;
         if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &f) != napi_ok ||

@@ -15,6 +15,9 @@ export const BATCH_GCM = 0;
 export const BATCH_XCHACHA = 1;
 /** The read path only: AEGIS-256X2, decrypted by the AEGIS addon's function (native/src/aegis_export.h). */
 export const READ_AEGIS = 2;
+/** readerOpen's flags (native/src/reader_core.h). */
+export const READER_READABLE = 1;
+export const READER_WRITABLE = 2;
 type BatchCipher = typeof BATCH_GCM | typeof BATCH_XCHACHA;
 
 export interface BatchBinding {
@@ -27,14 +30,16 @@ export interface BatchBinding {
    * READ_AEGIS takes the AEGIS addon's decryptHandle(variant) as `aegis`.
    */
   readerCreate(cipher: BatchCipher | typeof READ_AEGIS, key: Uint8Array, slots: number, aegis?: object): [object, ArrayBuffer];
-  /** `readable`: 1 when the handle may read (reads of a write-only handle always go to JS). */
-  readerOpen(reader: object, fh: number, fd: number, slot: number, readable: 0 | 1): void;
+  /** `flags`: READER_READABLE when the handle may read (reads of a write-only handle always go to JS), READER_WRITABLE when its writes may be answered. */
+  readerOpen(reader: object, fh: number, fd: number, slot: number, flags: number): void;
   /** Waits for an attribute change using the handle's descriptor to end. */
   readerClose(reader: object, fh: number): void;
   /** Whether chmod, chown and utimens of an open file are answered natively (off when created). */
   readerAttrs(reader: object, on: 0 | 1): void;
-  /** [reads answered natively, reads passed on to JS, attribute changes answered natively] */
-  readerStats(reader: object): [number, number, number];
+  /** Whether writes are answered natively (off when created; native/src/writer.c), and whether they reserve space first (-noprealloc: no). */
+  readerWrites(reader: object, on: 0 | 1, prealloc: 0 | 1): void;
+  /** [reads answered natively, reads passed on to JS, attribute changes answered natively, writes answered natively, writes passed on to JS] */
+  readerStats(reader: object): [number, number, number, number, number];
   /** What the binding's setAssistHook takes: lets its waiting threads seal chunks of a large sealBlocks (native/src/shared_job.h). */
   assistHook(): object;
   /** [jobs opened to other threads, chunks they sealed], for this process so far. */

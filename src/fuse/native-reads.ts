@@ -22,9 +22,18 @@
  * attributes after it go back as the binding's carried ones. Off with
  * -force_owner (JS shows another owner than the cipher file's) and on
  * read-only mounts, and with TSCRYPTFS_NATIVE_ATTRS=0.
+ *
+ * And it answers writes (native/src/writer.c): the header of an empty
+ * file, read-modify-write of partly covered blocks, sealing, preallocation
+ * and one pwrite, on the libfuse thread, as src/vault/file-content.ts's
+ * writeContent does them; a write past the end, a block that does not open,
+ * a failed preallocation and (with -noprealloc) a write that grows the file
+ * go to JS. JS and the native writer share each file's owner word
+ * (src/vault/write-fences.ts), so they never change one file at once. Off on
+ * read-only mounts and with TSCRYPTFS_NATIVE_WRITE=0.
  */
 import type { Vault, VaultFile } from '../vault/index.js';
-import { BATCH_GCM, BATCH_XCHACHA, READ_AEGIS, batchBinding } from '../crypto/native-batch.js';
+import { BATCH_GCM, BATCH_XCHACHA, READER_READABLE, READER_WRITABLE, READ_AEGIS, batchBinding } from '../crypto/native-batch.js';
 import { aegisNativeBinding } from '../crypto/aegis/native.js';
 import { AEGIS_VARIANTS } from '../crypto/aegis/variants.js';
 
@@ -40,13 +49,15 @@ export interface NativeReads {
   open(fh: number, file: VaultFile): void;
   /** Before the handle's descriptor is closed. */
   close(fh: number): void;
-  /** Reads answered natively, reads it passed on to JS, and attribute changes answered natively. */
-  stats(): { served: number; passed: number; attrs: number };
+  /** Reads answered natively, reads it passed on to JS, attribute changes answered natively, writes answered natively and passed on. */
+  stats(): { served: number; passed: number; attrs: number; written: number; writesPassed: number };
 }
 
 export interface NativeReadsOptions {
   /** Answer chmod, chown and utimens of open files natively too (unless TSCRYPTFS_NATIVE_ATTRS=0). */
   attrs: boolean;
+  /** Answer writes natively too (unless TSCRYPTFS_NATIVE_WRITE=0). */
+  writes: boolean;
 }
 
 /** A native reader for `vault`'s files, or null when it cannot be had (cipher, backend, addon, environment). */
@@ -71,20 +82,22 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
   const [reader, fences] = created;
   vault.useWriteFences(fences);
   if (o.attrs && env.TSCRYPTFS_NATIVE_ATTRS !== '0') binding.readerAttrs(reader, 1);
+  const writes = o.writes && env.TSCRYPTFS_NATIVE_WRITE !== '0';
+  if (writes) binding.readerWrites(reader, 1, vault.preallocates ? 1 : 0);
   return {
     hook: reader,
     open(fh, file) {
       // A file opened before these fences were attached (or under another
       // mount's) has no slot here: its reads stay in JS.
       const slot = file.fenceIn(fences);
-      if (slot >= 0) binding.readerOpen(reader, fh, file.fd, slot, file.readable ? 1 : 0);
+      if (slot >= 0) binding.readerOpen(reader, fh, file.fd, slot, (file.readable ? READER_READABLE : 0) | (writes && file.writable ? READER_WRITABLE : 0));
     },
     close(fh) {
       binding.readerClose(reader, fh); // nothing to do for a handle it never saw
     },
     stats() {
-      const [served, passed, attrs] = binding.readerStats(reader);
-      return { served, passed, attrs };
+      const [served, passed, attrs, written, writesPassed] = binding.readerStats(reader);
+      return { served, passed, attrs, written, writesPassed };
     },
   };
 }

@@ -48,7 +48,8 @@ export interface FuseOperations {
    * How many times each operation came to JS (what the patched binding
    * answers itself is not counted), plus `nativeRead`: the reads the native
    * read path answered, when there is one, and `nativeAttr`: the chmod,
-   * chown and utimens of open files it answered, once there are any.
+   * chown and utimens of open files it answered, and `nativeWrite`: the
+   * writes it answered, each once there are any.
    */
   calls(): Record<string, number>;
   /** Connects the binding's attribute cache, once mounted: readdir then fills it for the entries it lists. */
@@ -310,10 +311,10 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
   };
 
-  /** What the native read path answered: reads, and chmod, chown and utimens of open files (once there are any). */
+  /** What the native read path answered: reads, chmod, chown and utimens of open files, and writes (each once there are any). */
   const nativeCalls = (r: NativeReads): Record<string, number> => {
     const st = r.stats();
-    return { nativeRead: st.served, ...(st.attrs > 0 && { nativeAttr: st.attrs }) };
+    return { nativeRead: st.served, ...(st.attrs > 0 && { nativeAttr: st.attrs }), ...(st.written > 0 && { nativeWrite: st.written }) };
   };
 
   /** Chunks of blocks sealed by libfuse threads while they waited (mount.ts, setAssistHook); this process's count, shown once there are any. */

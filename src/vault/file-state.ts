@@ -2,7 +2,9 @@
  * What all open handles of one backing file share (keyed by device and
  * inode, so hard links share it too): one lock around read-modify-write and
  * truncate, the cached file ID from the header, and the file's write fence
- * slot when readers outside JS are attached (./write-fences.ts). An entry
+ * slot when a native read and write path is attached (./write-fences.ts):
+ * then JS also holds the slot's owner word whenever it reads or changes the
+ * blocks, so that a native writer never runs beside it. An entry
  * lives while at least one handle is open; the cached file ID is dropped
  * whenever the file is truncated to zero (the next write makes a new header).
  */
@@ -26,19 +28,29 @@ export class FileState {
     return this.fences?.buffer === buffer ? this.fence : -1;
   }
 
-  /** Runs `fn`, which changes the cipher file, under the write lock and inside the write fence. */
+  /** Runs `fn`, which reads the cipher file's blocks or size, under a read lock (and the owner word). */
+  shared<T>(fn: () => Promise<T>): Promise<T> {
+    return this.lock.read(() => this.owning(fn, false));
+  }
+
+  /** Runs `fn`, which changes the cipher file, under the write lock (and the owner word) and inside the write fence. */
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.lock.write(() => this.owning(fn, true));
+  }
+
+  /** Runs `fn` holding the file's owner word, when it has a fence slot; `change`: inside the write fence too. */
+  private async owning<T>(fn: () => Promise<T>, change: boolean): Promise<T> {
     const fences = this.fences;
     const slot = this.fence;
-    if (!fences || slot < 0) return this.lock.write(fn);
-    return this.lock.write(async () => {
-      fences.begin(slot);
-      try {
-        return await fn();
-      } finally {
-        fences.end(slot);
-      }
-    });
+    if (!fences || slot < 0) return fn();
+    fences.hold(slot);
+    if (change) fences.begin(slot);
+    try {
+      return await fn();
+    } finally {
+      if (change) fences.end(slot);
+      fences.unhold(slot);
+    }
   }
 
   /** @internal The table calls this when the last handle is gone. */

@@ -23,6 +23,11 @@ export class Preallocator {
     this.enabled = enabled && fallocateAvailable();
   }
 
+  /** Whether space is still reserved before writes (off with -noprealloc, without fallocate, without the addon). */
+  get active(): boolean {
+    return this.enabled;
+  }
+
   /** Reserves [offset, offset+length) of fd; throws ENOSPC (or another errno) if the space is not there. */
   reserve(fd: number, offset: number, length: number): void {
     if (!this.enabled || length <= 0) return;

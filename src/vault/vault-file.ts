@@ -43,6 +43,11 @@ export class VaultFile {
     return this.f.state.fenceIn(buffer);
   }
 
+  /** Whether this handle writes at the offsets it is given: open for writing, and not O_APPEND (a native writer may then write for it). */
+  get writable(): boolean {
+    return accessMode(this.flags) !== C.O_RDONLY && (this.flags & C.O_APPEND) === 0;
+  }
+
   /** Whether this handle may read (not O_WRONLY). */
   get readable(): boolean {
     return accessMode(this.flags) !== C.O_WRONLY;
@@ -62,7 +67,7 @@ export class VaultFile {
   async read(length: number, position?: number | null): Promise<Buffer> {
     this.check('read', 'read');
     const pos = position ?? this.position;
-    const data = await this.f.state.lock.read(() => readContent(this.f, pos, length));
+    const data = await this.f.state.shared(() => readContent(this.f, pos, length));
     if (position === undefined || position === null) this.position = pos + data.length;
     return data;
   }
@@ -74,7 +79,7 @@ export class VaultFile {
   async readInto(dst: Uint8Array, length: number, position: number): Promise<number> {
     this.check('read', 'read');
     const n = Math.min(length, dst.length);
-    return this.f.state.lock.read(() => readContentInto(this.f, position, n, dst));
+    return this.f.state.shared(() => readContentInto(this.f, position, n, dst));
   }
 
   /**
@@ -110,7 +115,7 @@ export class VaultFile {
   /** Plaintext size as every handle of this file sees it. */
   async size(): Promise<number> {
     this.check('fstat', 'any');
-    return this.f.state.lock.read(() => plainSize(this.f));
+    return this.f.state.shared(() => plainSize(this.f));
   }
 
   /** fstat of the backing file with the plaintext size (nanosecond times with `{ bigint: true }`). */

@@ -179,6 +179,11 @@ export class Vault {
     return nativeContentKey(this.masterKey, this.format, this.backend);
   }
 
+  /** Whether writes reserve their space first (for a native write path, which must do as the vault does). */
+  get preallocates(): boolean {
+    return this.core.prealloc.active;
+  }
+
   /** Write fences (./write-fences.ts) for the files opened from now on; `buffer` holds the counters. */
   useWriteFences(buffer: ArrayBuffer): void {
     this.files.useFences(new WriteFences(buffer));

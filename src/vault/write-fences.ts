@@ -1,24 +1,43 @@
 /**
- * Write fences: two counters per open file, shared with readers on other
- * threads (the mount's native read path, native/src/reader.c). A writer
- * bumps `started` before it touches the cipher file and `finished` after,
- * with Atomics, inside the file's write lock. Such a reader goes on only when
- * no write is under way at its start and none started before its end, so it
- * never returns a mix of old and new blocks; otherwise it leaves the request
- * to the JS path, which takes the lock.
+ * Write fences and the owner word: per open file, counters shared with the
+ * mount's native read and write paths on libfuse's threads
+ * (native/src/reader_core.h, reader.c, writer.c), in memory the native
+ * reader owns (an ArrayBuffer it created); four int32 per file slot:
  *
- * The counters live in memory the reader owns (an ArrayBuffer it created);
- * slots are handed out per file state and reused once that file's last
+ *   started, finished  A writer bumps `started` before it touches the
+ *                      cipher file and `finished` after. A native read goes
+ *                      on only when no write is under way at its start and
+ *                      none started before its end, so it never returns a
+ *                      mix of old and new blocks; otherwise it leaves the
+ *                      request to JS.
+ *   owner              Who may touch the file's blocks: 0 nobody, -1 a
+ *                      native writer, n > 0 JS, n times over (its reads run
+ *                      together). A native writer takes it from 0 with one
+ *                      compare-and-swap, or leaves the write to JS; JS waits
+ *                      for a native writer, which holds it for one write
+ *                      and never waits for anything.
+ *
+ * Slots are handed out per file state and reused once that file's last
  * handle is closed. Out of slots, a file simply gets none (-1): its reads
- * stay in JS.
+ * and writes stay in JS.
  */
+const STRIDE = 4;
+const STARTED = 0;
+const FINISHED = 1;
+const OWNER = 2;
+
+/** Spins on a native writer's owner word before each short sleep. */
+const SPINS = 200;
+
 export class WriteFences {
   private readonly counters: Int32Array;
   private readonly free: number[] = [];
   private next = 0;
+  /** Something to sleep on (Atomics.wait with a timeout): a native writer cannot wake JS, so JS looks again. */
+  private readonly nap = new Int32Array(new SharedArrayBuffer(4));
 
   /** The reader's memory the counters live in: a file's slot means something only to that reader. */
-  constructor(readonly buffer: ArrayBuffer) {
+  constructor(readonly buffer: ArrayBuffer | SharedArrayBuffer) {
     this.counters = new Int32Array(buffer);
   }
 
@@ -26,19 +45,34 @@ export class WriteFences {
   claim(): number {
     const reused = this.free.pop();
     if (reused !== undefined) return reused;
-    return this.next < this.counters.length / 2 ? this.next++ : -1;
+    return this.next < this.counters.length / STRIDE ? this.next++ : -1;
   }
 
-  /** Gives a slot back (its counters stay as they are: equal, as no write is under way). */
+  /** Gives a slot back (its counters stay as they are: equal, as no write is under way, and the owner word 0). */
   release(slot: number): void {
     if (slot >= 0) this.free.push(slot);
   }
 
   begin(slot: number): void {
-    Atomics.add(this.counters, 2 * slot, 1);
+    Atomics.add(this.counters, STRIDE * slot + STARTED, 1);
   }
 
   end(slot: number): void {
-    Atomics.add(this.counters, 2 * slot + 1, 1);
+    Atomics.add(this.counters, STRIDE * slot + FINISHED, 1);
+  }
+
+  /** JS takes the file once more, waiting while a native writer has it. */
+  hold(slot: number): void {
+    const i = STRIDE * slot + OWNER;
+    for (let n = 1; ; n++) {
+      const v = Atomics.load(this.counters, i);
+      if (v >= 0 && Atomics.compareExchange(this.counters, i, v, v + 1) === v) return;
+      if (n % SPINS === 0) Atomics.wait(this.nap, 0, 0, 0.05);
+    }
+  }
+
+  /** Gives back what hold took. */
+  unhold(slot: number): void {
+    Atomics.sub(this.counters, STRIDE * slot + OWNER, 1);
   }
 }

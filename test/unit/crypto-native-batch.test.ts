@@ -66,6 +66,6 @@ test('the read path takes AEGIS only with the AEGIS addon\'s AEGIS-256X2 functio
   assert.throws(() => batch.readerCreate(READ_AEGIS, key, 16, {}), /bad argument/, 'not an external');
   const [reader, fences] = batch.readerCreate(READ_AEGIS, key, 16, aegis.decryptHandle(AEGIS_VARIANTS.aegis256x2.nativeId));
   assert.equal(typeof reader, 'object');
-  assert.equal(fences.byteLength, 16 * 2 * 4);
-  assert.deepEqual(batch.readerStats(reader), [0, 0, 0]);
+  assert.equal(fences.byteLength, 16 * 4 * 4, 'four int32 per slot: started, finished, owner, spare');
+  assert.deepEqual(batch.readerStats(reader), [0, 0, 0, 0, 0]);
 });

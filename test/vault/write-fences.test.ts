@@ -1,14 +1,16 @@
 /**
  * Write fences (src/vault/write-fences.ts): every change a Vault makes to an
  * open file's cipher bytes (write, ftruncate, truncate by path, O_TRUNC) is
- * bracketed by its file's two counters, reads are not; slots are shared by
- * the handles of one file, reused after its last close, and run out
- * gracefully.
+ * bracketed by its file's two counters, reads are not; JS holds the file's
+ * owner word while it reads or changes blocks and waits while a native
+ * writer has it; slots are shared by the handles of one file, reused after
+ * its last close, and run out gracefully.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { Vault } from '../../src/index.js';
 import { WriteFences } from '../../src/vault/write-fences.js';
 import { FileState } from '../../src/vault/file-state.js';
@@ -28,7 +30,7 @@ after(() => removeTempDir(tmp));
 
 test('each change to an open file moves its started and finished counters once; reads do not', async () => {
   const v = await newVault('a');
-  const buf = new ArrayBuffer(8 * 8);
+  const buf = new ArrayBuffer(8 * 16);
   const counters = new Int32Array(buf);
   v.useWriteFences(buf);
   const h = await v.open('/f', 'w+');
@@ -37,7 +39,7 @@ test('each change to an open file moves its started and finished counters once; 
   assert.ok(s >= 0);
   assert.equal(other.fenceIn(buf), s, 'two handles of one file share its slot');
   assert.equal(h.fenceIn(new ArrayBuffer(64)), -1, 'no slot in another reader\'s counters');
-  const at = (): [number, number] => [counters[2 * s]!, counters[2 * s + 1]!];
+  const at = (): [number, number] => [counters[4 * s]!, counters[4 * s + 1]!];
   assert.deepEqual(at(), [1, 1], "open('w+') truncates, fenced");
   await h.write(Buffer.alloc(10_000, 1), 0);
   assert.deepEqual(at(), [2, 2]);
@@ -57,7 +59,7 @@ test('each change to an open file moves its started and finished counters once; 
 
 test('a failed write still finishes its fence; out of slots a file gets none and works as before', async () => {
   const v = await newVault('b');
-  const buf = new ArrayBuffer(8);
+  const buf = new ArrayBuffer(16);
   const counters = new Int32Array(buf);
   v.useWriteFences(buf);
   const a = await v.open('/a', 'w+');
@@ -74,9 +76,46 @@ test('a failed write still finishes its fence; out of slots a file gets none and
 });
 
 test('WriteFences: slots are handed out in order, given back, and -1 when all are taken', () => {
-  const f = new WriteFences(new ArrayBuffer(3 * 8));
+  const f = new WriteFences(new ArrayBuffer(3 * 16));
   assert.deepEqual([f.claim(), f.claim(), f.claim(), f.claim()], [0, 1, 2, -1]);
   f.release(1);
   f.release(-1);
   assert.deepEqual([f.claim(), f.claim()], [1, -1]);
+});
+
+test('JS holds the owner word while it reads or changes an open file, and gives it back', async () => {
+  const v = await newVault('c');
+  const buf = new ArrayBuffer(4 * 16);
+  const counters = new Int32Array(buf);
+  v.useWriteFences(buf);
+  const h = await v.open('/f', 'w+');
+  const owner = 4 * h.fenceIn(buf) + 2;
+  await h.write(Buffer.alloc(5000, 7), 0);
+  assert.equal(counters[owner], 0, 'free after a write');
+  const reads = await Promise.all([h.read(10, 0), h.read(10, 4090), h.size()]);
+  assert.deepEqual(reads[0], Buffer.alloc(10, 7));
+  assert.equal(reads[2], 5000);
+  assert.equal(counters[owner], 0, 'free after reads that ran together');
+  await assert.rejects(h.read(10, -1));
+  assert.equal(counters[owner], 0, 'free after a failed read');
+  await h.close();
+  await v.close();
+});
+
+test('JS waits while a native writer holds the owner word', async () => {
+  const shared = new SharedArrayBuffer(16);
+  const counters = new Int32Array(shared);
+  const f = new WriteFences(shared);
+  const slot = f.claim();
+  counters[4 * slot + 2] = -1; // a native writer has the file
+  // Another thread plays the native writer: it lets go after 50 ms.
+  const w = new Worker('const { workerData: b } = require("node:worker_threads"); setTimeout(() => Atomics.store(new Int32Array(b), 2, 0), 50);', { eval: true, workerData: shared });
+  const t0 = Date.now();
+  f.hold(slot);
+  const waited = Date.now() - t0;
+  await w.terminate();
+  assert.ok(waited >= 40, `hold returned after ${waited} ms, before the writer let go`);
+  assert.equal(counters[4 * slot + 2], 1, 'then JS has it');
+  f.unhold(slot);
+  assert.equal(counters[4 * slot + 2], 0);
 });

@@ -1,0 +1,121 @@
+/*
+ * What the native read path (reader.c) and the native write path
+ * (writer.c) share: the registry of handles JavaScript opened, the reader
+ * with its key and fence counters, and each libfuse thread's contexts and
+ * buffers. Internal to the batch addon.
+ *
+ * Fence counters, FENCE_STRIDE int32 per file slot, in an ArrayBuffer that
+ * JavaScript shares (src/vault/write-fences.ts):
+ *   [0] started   bumped before a write touches the cipher file
+ *   [1] finished  bumped after it
+ *   [2] owner     0: free; -1: a native writer holds the file;
+ *                 n > 0: JavaScript holds it n times (reads or a write)
+ * A native writer takes `owner` with one compare-and-swap from 0 to -1 and
+ * leaves the write to JavaScript when it is taken; JavaScript waits for a
+ * native writer (which never waits for anything) to put it back to 0.
+ */
+#ifndef TSCRYPTFS_READER_CORE_H
+#define TSCRYPTFS_READER_CORE_H
+
+#include "aead_block.h"
+#include "aegis_export.h"
+#include "format.h"
+#include "fuse_hooks.h"
+#include <node_api.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define BLOCK TSCRYPTFS_BLOCK_SIZE
+#define HEADER TSCRYPTFS_HEADER_LEN
+#define ID_LEN TSCRYPTFS_FILE_ID_LEN
+#define AAD_LEN TSCRYPTFS_BLOCK_AAD_LEN
+#define BUCKETS 1024
+#define FENCE_STRIDE 4
+#define FENCE_STARTED 0
+#define FENCE_FINISHED 1
+#define FENCE_OWNER 2
+
+/* Besides aead_block.h's two: AEGIS-256X2, through the AEGIS addon's functions (aegis_export.h). */
+#define READ_AEGIS 2
+
+/* readerOpen's flags. */
+#define HANDLE_READABLE 1 /* not O_WRONLY: its reads may be answered */
+#define HANDLE_WRITABLE 2 /* open for writing, not O_APPEND: its writes may be answered */
+
+/* One registered handle: its cipher file descriptor and fence slot. */
+struct handle {
+    uint64_t fh;
+    int fd;
+    int flags;     /* HANDLE_* */
+    uint32_t busy; /* reader_attr and reader_write calls using `fd` (readerClose waits for 0) */
+    uint32_t slot;
+    int has_id;
+    int32_t id_seq; /* `started` when the ID was read */
+    uint8_t id[ID_LEN];
+    struct handle *next;
+};
+
+struct reader {
+    struct tscryptfs_read_hook hook; /* first: the binding gets a pointer to it */
+    uint64_t gen;                    /* unique per reader: thread contexts re-key on change */
+    int cipher;
+    size_t nonce;
+    uint8_t key[32];
+    tscryptfs_aegis_dec_fn aegis;     /* READ_AEGIS only */
+    tscryptfs_aegis_enc_fn aegis_enc; /* READ_AEGIS only; NULL: writes stay in JavaScript */
+    int32_t *fences;                  /* FENCE_STRIDE per slot */
+    uint32_t slots;
+    napi_ref fences_ref;
+    pthread_mutex_t mut;
+    pthread_cond_t idle; /* a handle's `busy` went to 0 */
+    struct handle *buckets[BUCKETS];
+    uint64_t served, passed, attrs_served, written, writes_passed;
+    int attrs;    /* reader_attr answers (readerAttrs) */
+    int writes;   /* reader_write answers (readerWrites) */
+    int prealloc; /* reserve space before writing (readerWrites); writes that grow a file go to JS when 0 */
+};
+
+/* Per libfuse thread: contexts keyed for one reader, and buffers. */
+struct thread_state {
+    EVP_CIPHER_CTX *ctx; /* decrypting */
+    int cipher;
+    uint64_t gen;
+    EVP_CIPHER_CTX *ectx; /* encrypting (writer.c) */
+    int ecipher;
+    uint64_t egen;
+    uint8_t *buf; /* ciphertext read */
+    size_t cap;
+    uint8_t *plain; /* writer.c: the plaintext of the blocks a write covers */
+    size_t plain_cap;
+    uint8_t *out; /* writer.c: the sealed blocks */
+    size_t out_cap;
+    uint8_t part[BLOCK];
+};
+
+/* This thread's state, with a decrypting context for `r` and room for `need` cipher bytes in buf; NULL when out of memory. */
+struct thread_state *reader_thread_state(struct reader *r, size_t need);
+
+/* Grows *buf to at least `need` bytes; 0 when out of memory. */
+int reader_grow(uint8_t **buf, size_t *cap, size_t need);
+
+/* Handle `fh`, held so that readerClose waits until reader_unpin; NULL when it is not registered. */
+struct handle *reader_pin(struct reader *r, uint64_t fh);
+void reader_unpin(struct reader *r, struct handle *h);
+
+/* pread(2) of exactly len bytes; 0 on a short read or an error. */
+int reader_pread_full(int fd, uint8_t *buf, size_t len, off_t off);
+
+/* The plaintext size of a cipher file of `size` bytes (> HEADER); -1 when its last block is too short. */
+int64_t reader_plain_size(int64_t size, size_t cbs, size_t overhead);
+
+/* The reader an external made by readerCreate points to; NULL for anything else. */
+struct reader *reader_get(napi_env env, napi_value v);
+
+/* The hook's `write` (fuse_hooks.h), in writer.c. */
+int reader_write(void *ctx, uint64_t fh, const char *data, size_t len, int64_t off);
+
+/* readerWrites(reader, on, prealloc), in writer.c. */
+napi_value reader_js_writes(napi_env env, napi_callback_info info);
+
+#endif
