@@ -204,3 +204,45 @@ out(len(open(A[0], 'rb').read()))`;
   });
   assert.deepEqual([off['write'], off['nativeWrite']], [20, undefined], JSON.stringify(off));
 });
+
+test('a stat racing native writes never brings back the size from before a write (the attribute cache forgets it)', tsOnly, async () => {
+  const cipherdir = join(dir.tmp, 'race-cipher');
+  await initCipherdir(MOUNT_IMPL, cipherdir, []);
+  const calls = await counted('race', cipherdir, [], {}, async (m) => {
+    // Two threads stat the file by name all the time, so that JS is often
+    // answering a getattr of it (with the size it read before) while a
+    // native write on another libfuse thread grows it. After each write
+    // returns, the writer's own stat must show the new size: a getattr
+    // result from before the write, stored in the cache after it, would
+    // show the old one (and the kernel would take that size).
+    const bad = await py<[number, number][]>(
+      `
+import threading
+path = A[0]
+done = threading.Event()
+def stat_loop():
+    while not done.is_set():
+        os.stat(path)
+fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+threads = [threading.Thread(target=stat_loop) for _ in range(2)]
+for th in threads:
+    th.start()
+bad = []
+for i in range(3000):
+    os.pwrite(fd, b'x' * 1000, i * 1000)
+    n = os.stat(path).st_size
+    if n != (i + 1) * 1000:
+        bad.append((i, n))
+done.set()
+for th in threads:
+    th.join()
+os.close(fd)
+out(bad[:10])`,
+      [join(m, 'f')],
+    );
+    assert.deepEqual(bad, [], 'stats after a write that showed another size (write number, size seen)');
+  });
+  assert.ok((calls['nativeWrite'] ?? 0) > 2900, `the writes were native: ${JSON.stringify(calls)}`);
+  // A stat of an open file reaches JS as fgetattr (libfuse passes the handle on).
+  assert.ok((calls['getattr'] ?? 0) + (calls['fgetattr'] ?? 0) > 1000, `stats reached JS meanwhile: ${JSON.stringify(calls)}`);
+});
