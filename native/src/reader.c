@@ -147,6 +147,27 @@ static int pass(struct reader *r)
     return -1;
 }
 
+int reader_file_id(int fd, uint8_t *id)
+{
+    uint8_t hdr[HEADER];
+    if (!reader_pread_full(fd, hdr, HEADER, 0) || hdr[0] != 0 || hdr[1] != TSCRYPTFS_HEADER_VERSION) return 0;
+    memcpy(id, hdr + 2, ID_LEN);
+    return 1;
+}
+
+void reader_block_aad(uint8_t *aad, uint64_t b, const uint8_t *id)
+{
+    for (int i = 0; i < 8; i++) aad[i] = (uint8_t)(b >> (56 - 8 * i));
+    memcpy(aad + 8, id, ID_LEN);
+}
+
+int reader_open_block(struct reader *r, struct thread_state *t, int rekey, const uint8_t *blk, size_t plen, const uint8_t *aad, uint8_t *dst)
+{
+    const uint8_t *tag = blk + r->nonce + plen;
+    if (r->cipher == READ_AEGIS) return r->aegis(dst, blk + r->nonce, plen, tag, AEAD_TAG, aad, AAD_LEN, blk, r->key) == 0;
+    return aead_one(t->ctx, r->cipher, 0, rekey, r->key, blk, aad, AAD_LEN, blk + r->nonce, plen, dst, (uint8_t *)tag);
+}
+
 int64_t reader_plain_size(int64_t size, size_t cbs, size_t overhead)
 {
     const int64_t body = size - HEADER, rem = body % (int64_t)cbs;
@@ -171,11 +192,7 @@ static int reader_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t of
     size_t n = 0;
     if (off < plain) n = (size_t)(plain - off) < len ? (size_t)(plain - off) : len;
     if (n > 0) {
-        uint8_t hdr[HEADER];
-        if (!(h.has_id && h.id_seq == started)) {
-            if (!reader_pread_full(h.fd, hdr, HEADER, 0) || hdr[0] != 0 || hdr[1] != TSCRYPTFS_HEADER_VERSION) return pass(r);
-            memcpy(h.id, hdr + 2, ID_LEN);
-        }
+        if (!(h.has_id && h.id_seq == started) && !reader_file_id(h.fd, h.id)) return pass(r);
         const uint64_t first = (uint64_t)off / BLOCK, last = ((uint64_t)off + n - 1) / BLOCK;
         const off_t coff = HEADER + (off_t)(first * cbs);
         const size_t want = (size_t)((uint64_t)st.st_size - (uint64_t)coff < (last - first + 1) * cbs ? (uint64_t)st.st_size - (uint64_t)coff : (last - first + 1) * cbs);
@@ -183,24 +200,18 @@ static int reader_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t of
         if (!t || !reader_pread_full(h.fd, t->buf, want, coff)) return pass(r);
         const int rekey = t->gen != r->gen;
         uint8_t aad[AAD_LEN];
-        memcpy(aad + 8, h.id, ID_LEN);
         for (uint64_t b = first; b <= last; b++) {
             const uint8_t *blk = t->buf + (b - first) * cbs;
             const size_t blen = (b - first + 1) * cbs <= want ? cbs : want - (b - first) * cbs;
             if (blen <= overhead) return pass(r);
             const size_t plen = blen - overhead;
-            for (int i = 0; i < 8; i++) aad[i] = (uint8_t)(b >> (56 - 8 * i));
+            reader_block_aad(aad, b, h.id);
             const uint64_t bstart = b * BLOCK;
             const uint64_t from = bstart > (uint64_t)off ? bstart : (uint64_t)off;
             const uint64_t to = bstart + plen < (uint64_t)off + n ? bstart + plen : (uint64_t)off + n;
             const int whole = from == bstart && to == bstart + plen;
             uint8_t *dst = whole ? (uint8_t *)buf + (bstart - (uint64_t)off) : t->part;
-            const uint8_t *tag = blk + r->nonce + plen;
-            const int ok = r->cipher == READ_AEGIS
-                               ? r->aegis(dst, blk + r->nonce, plen, tag, AEAD_TAG, aad, AAD_LEN, blk, r->key) == 0
-                               : aead_one(t->ctx, r->cipher, 0, rekey && b == first, r->key, blk, aad, AAD_LEN, blk + r->nonce,
-                                          plen, dst, (uint8_t *)tag);
-            if (!ok) {
+            if (!reader_open_block(r, t, rekey && b == first, blk, plen, aad, dst)) {
                 t->gen = 0; /* the context's state after a failure is not trusted: re-key next time */
                 return pass(r);
             }

@@ -106,6 +106,19 @@ void reader_unpin(struct reader *r, struct handle *h);
 /* pread(2) of exactly len bytes; 0 on a short read or an error. */
 int reader_pread_full(int fd, uint8_t *buf, size_t len, off_t off);
 
+/* The file ID from fd's header into id; 0 when the header cannot be read or is not version 2. */
+int reader_file_id(int fd, uint8_t *id);
+
+/* Block b's associated data: its number (big-endian) and the file ID. */
+void reader_block_aad(uint8_t *aad, uint64_t b, const uint8_t *id);
+
+/*
+ * Opens one cipher block (nonce, ciphertext of plen bytes, tag) into dst
+ * with this thread's decrypting context (`rekey`: key it first); 0 when it
+ * does not open, and the context must then be re-keyed before it is used again.
+ */
+int reader_open_block(struct reader *r, struct thread_state *t, int rekey, const uint8_t *blk, size_t plen, const uint8_t *aad, uint8_t *dst);
+
 /* The plaintext size of a cipher file of `size` bytes (> HEADER); -1 when its last block is too short. */
 int64_t reader_plain_size(int64_t size, size_t cbs, size_t overhead);
 

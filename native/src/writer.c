@@ -70,12 +70,6 @@ static int encrypting(struct reader *r, struct thread_state *t)
     return t->ectx != NULL;
 }
 
-static void block_aad(uint8_t *aad, uint64_t b, const uint8_t *id)
-{
-    for (int i = 0; i < 8; i++) aad[i] = (uint8_t)(b >> (56 - 8 * i));
-    memcpy(aad + 8, id, ID_LEN);
-}
-
 /*
  * The plaintext of block `b` into dst (room for BLOCK bytes); 0 when it
  * cannot be had here (past the end, too short, does not open).
@@ -89,12 +83,8 @@ static int old_block(struct reader *r, struct thread_state *t, int fd, uint64_t 
     if (clen <= overhead || !reader_pread_full(fd, t->buf, clen, (off_t)coff)) return 0;
     const size_t plen = clen - overhead;
     uint8_t aad[AAD_LEN];
-    block_aad(aad, b, id);
-    const uint8_t *tag = t->buf + r->nonce + plen;
-    const int ok = r->cipher == READ_AEGIS
-                       ? r->aegis(dst, t->buf + r->nonce, plen, tag, AEAD_TAG, aad, AAD_LEN, t->buf, r->key) == 0
-                       : aead_one(t->ctx, r->cipher, 0, t->gen != r->gen, r->key, t->buf, aad, AAD_LEN, t->buf + r->nonce, plen, dst,
-                                  (uint8_t *)tag);
+    reader_block_aad(aad, b, id);
+    const int ok = reader_open_block(r, t, t->gen != r->gen, t->buf, plen, aad, dst);
     t->gen = ok ? r->gen : 0; /* after a failure the context's state is not trusted: re-key next time */
     return ok;
 }
@@ -112,10 +102,7 @@ static int write_held(struct reader *r, int fd, const uint8_t *data, size_t len,
     if (fresh) {
         if (off != 0 || RAND_bytes(id, ID_LEN) != 1) return TSCRYPTFS_HOOK_PASS;
     } else {
-        uint8_t hdr[HEADER];
-        if (csize <= HEADER || (plain = reader_plain_size(csize, cbs, overhead)) < 0) return TSCRYPTFS_HOOK_PASS;
-        if (!reader_pread_full(fd, hdr, HEADER, 0) || hdr[0] != 0 || hdr[1] != TSCRYPTFS_HEADER_VERSION) return TSCRYPTFS_HOOK_PASS;
-        memcpy(id, hdr + 2, ID_LEN);
+        if (csize <= HEADER || (plain = reader_plain_size(csize, cbs, overhead)) < 0 || !reader_file_id(fd, id)) return TSCRYPTFS_HOOK_PASS;
     }
     if (off > plain) return TSCRYPTFS_HOOK_PASS; /* holes: JavaScript pads the last block */
     const int prealloc = __atomic_load_n(&r->prealloc, __ATOMIC_ACQUIRE);
@@ -151,7 +138,7 @@ static int write_held(struct reader *r, int fd, const uint8_t *data, size_t len,
         const size_t plen = end - bstart < BLOCK ? (size_t)(end - bstart) : BLOCK;
         uint8_t *nonce = out + o, *sealed = nonce + r->nonce, *tag = sealed + plen;
         if (RAND_bytes(nonce, (int)r->nonce) != 1) return TSCRYPTFS_HOOK_PASS;
-        block_aad(aad, b, id);
+        reader_block_aad(aad, b, id);
         const uint8_t *m = t->plain + (bstart - start);
         if (r->cipher == READ_AEGIS) {
             r->aegis_enc(sealed, tag, AEAD_TAG, m, plen, aad, AAD_LEN, nonce, r->key);
