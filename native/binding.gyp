@@ -36,7 +36,8 @@
         "src/shared_job.c",
         "src/napi_args.c",
         "src/reader.c",
-        "src/writer.c"
+        "src/writer.c",
+        "src/unlinker.c"
       ],
       "cflags": [
         "-O2",

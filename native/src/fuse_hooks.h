@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535233u   /* "TSR3": version 3, with `attr` and `write` */
+#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535234u   /* "TSR4": version 4, with `attr`, `write` and `unlink` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -57,6 +57,15 @@ struct tscryptfs_read_hook {
      * TSCRYPTFS_HOOK_PASS (before changing anything): let JavaScript answer.
      */
     int (*write)(void *ctx, uint64_t fh, const char *buf, size_t len, int64_t off);
+    /*
+     * Called for an UNLINK whose name the binding's attribute cache knows as
+     * a single-link file, with its cipher path from the cipher directory's
+     * root (`cpath`, names on disk joined by '/') and whether the last of
+     * them is a long name's (its .name file goes too). Returns 0 when the
+     * name was removed, -errno when it was but its .name file could not be,
+     * or TSCRYPTFS_HOOK_PASS (before changing anything): let JavaScript answer.
+     */
+    int (*unlink)(void *ctx, const char *cpath, int long_name);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

@@ -296,6 +296,7 @@ static void reader_finalize(napi_env env, void *data, void *hint)
         }
     }
     if (r->fences_ref) napi_delete_reference(env, r->fences_ref);
+    if (r->root_fd >= 0) close(r->root_fd);
     pthread_mutex_destroy(&r->mut);
     pthread_cond_destroy(&r->idle);
     OPENSSL_cleanse(r->key, sizeof r->key);
@@ -349,6 +350,8 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     r->aegis = aegis ? aegis->dec : NULL;
     r->aegis_enc = aegis ? aegis->enc : NULL;
     r->hook.write = reader_write;
+    r->hook.unlink = reader_unlink;
+    r->root_fd = -1;
     memcpy(r->key, key, 32);
     r->slots = (uint32_t)slots;
     pthread_mutex_init(&r->mut, NULL);
@@ -437,7 +440,8 @@ static napi_value js_attrs(napi_env env, napi_callback_info info)
 
 /*
  * readerStats(reader) -> [reads answered natively, reads passed on to JavaScript,
- * attribute changes answered natively, writes answered natively, writes passed on]
+ * attribute changes answered natively, writes answered natively, writes passed on,
+ * unlinks answered natively, unlinks passed on]
  */
 static napi_value js_stats(napi_env env, napi_callback_info info)
 {
@@ -446,12 +450,14 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     struct reader *r;
     if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || !(r = reader_get(env, argv[0])))
         return throw_inval(env, "readerStats(reader): bad argument");
-    if (napi_create_array_with_length(env, 5, &out) != napi_ok) return NULL;
+    if (napi_create_array_with_length(env, 7, &out) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 0, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 1, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->attrs_served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 2, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->written, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 3, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->writes_passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 4, v) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->unlinked, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 5, v) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->unlinks_passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 6, v) != napi_ok) return NULL;
     return out;
 }
 
@@ -460,7 +466,8 @@ int reader_register(napi_env env, napi_value exports)
     static const struct {
         const char *name;
         napi_callback fn;
-    } fns[] = {{"readerCreate", js_create}, {"readerOpen", js_open}, {"readerClose", js_close}, {"readerAttrs", js_attrs}, {"readerWrites", reader_js_writes}, {"readerStats", js_stats}};
+    } fns[] = {{"readerCreate", js_create}, {"readerOpen", js_open}, {"readerClose", js_close}, {"readerAttrs", js_attrs}, {"readerWrites", reader_js_writes}, {"readerUnlinks", reader_js_unlinks},
+                 {"readerStats", js_stats}};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         napi_value f;
         if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &f) != napi_ok ||

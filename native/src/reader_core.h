@@ -74,6 +74,8 @@ struct reader {
     int attrs;    /* reader_attr answers (readerAttrs) */
     int writes;   /* reader_write answers (readerWrites) */
     int prealloc; /* reserve space before writing (readerWrites); writes that grow a file go to JS when 0 */
+    int root_fd;  /* unlinker.c: the cipher directory (readerUnlinks' own copy); -1: unlinks go to JS */
+    uint64_t unlinked, unlinks_passed;
 };
 
 /* Per libfuse thread: contexts keyed for one reader, and buffers. */
@@ -130,5 +132,11 @@ int reader_write(void *ctx, uint64_t fh, const char *data, size_t len, int64_t o
 
 /* readerWrites(reader, on, prealloc), in writer.c. */
 napi_value reader_js_writes(napi_env env, napi_callback_info info);
+
+/* The hook's `unlink` (fuse_hooks.h), in unlinker.c. */
+int reader_unlink(void *ctx, const char *cpath, int long_name);
+
+/* readerUnlinks(reader, rootFd), in unlinker.c. */
+napi_value reader_js_unlinks(napi_env env, napi_callback_info info);
 
 #endif

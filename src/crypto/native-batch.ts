@@ -38,8 +38,10 @@ export interface BatchBinding {
   readerAttrs(reader: object, on: 0 | 1): void;
   /** Whether writes are answered natively (off when created; native/src/writer.c), and whether they reserve space first (-noprealloc: no). */
   readerWrites(reader: object, on: 0 | 1, prealloc: 0 | 1): void;
-  /** [reads answered natively, reads passed on to JS, attribute changes answered natively, writes answered natively, writes passed on to JS] */
-  readerStats(reader: object): [number, number, number, number, number];
+  /** [reads answered natively, reads passed on to JS, attribute changes answered natively, writes answered natively, writes passed on to JS, unlinks answered natively, unlinks passed on to JS] */
+  /** From now on, unlinks the binding knows the cipher path of are made natively from `rootFd` (the cipher directory); once only. */
+  readerUnlinks(reader: object, rootFd: number): void;
+  readerStats(reader: object): [number, number, number, number, number, number, number];
   /** What the binding's setAssistHook takes: lets its waiting threads seal chunks of a large sealBlocks (native/src/shared_job.h). */
   assistHook(): object;
   /** [jobs opened to other threads, chunks they sealed], for this process so far. */

@@ -31,6 +31,13 @@
  * go to JS. JS and the native writer share each file's owner word
  * (src/vault/write-fences.ts), so they never change one file at once. Off on
  * read-only mounts and with TSCRYPTFS_NATIVE_WRITE=0.
+ *
+ * And unlinks (native/src/unlinker.c): the binding's attribute cache keeps
+ * each listed entry's cipher path (readdir hands them over with the packed
+ * listing), and an UNLINK of a name it knows so, as a file with one link,
+ * is an unlinkat(2) on the libfuse thread, after a walk from the cipher
+ * directory as the vault's (plus the long name's .name file). Off on
+ * read-only mounts and with TSCRYPTFS_NATIVE_UNLINK=0.
  */
 import type { Vault, VaultFile } from '../vault/index.js';
 import { BATCH_GCM, BATCH_XCHACHA, READER_READABLE, READER_WRITABLE, READ_AEGIS, batchBinding } from '../crypto/native-batch.js';
@@ -49,8 +56,8 @@ export interface NativeReads {
   open(fh: number, file: VaultFile): void;
   /** Before the handle's descriptor is closed. */
   close(fh: number): void;
-  /** Reads answered natively, reads it passed on to JS, attribute changes answered natively, writes answered natively and passed on. */
-  stats(): { served: number; passed: number; attrs: number; written: number; writesPassed: number };
+  /** Reads answered natively, reads it passed on to JS, attribute changes answered natively, writes and unlinks answered natively and passed on. */
+  stats(): { served: number; passed: number; attrs: number; written: number; writesPassed: number; unlinked: number; unlinksPassed: number };
 }
 
 export interface NativeReadsOptions {
@@ -58,6 +65,8 @@ export interface NativeReadsOptions {
   attrs: boolean;
   /** Answer writes natively too (unless TSCRYPTFS_NATIVE_WRITE=0). */
   writes: boolean;
+  /** Answer unlinks of listed names natively too (unless TSCRYPTFS_NATIVE_UNLINK=0). */
+  unlinks: boolean;
 }
 
 /** A native reader for `vault`'s files, or null when it cannot be had (cipher, backend, addon, environment). */
@@ -84,6 +93,7 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
   if (o.attrs && env.TSCRYPTFS_NATIVE_ATTRS !== '0') binding.readerAttrs(reader, 1);
   const writes = o.writes && env.TSCRYPTFS_NATIVE_WRITE !== '0';
   if (writes) binding.readerWrites(reader, 1, vault.preallocates ? 1 : 0);
+  if (o.unlinks && env.TSCRYPTFS_NATIVE_UNLINK !== '0') binding.readerUnlinks(reader, vault.nativeRootFd());
   return {
     hook: reader,
     open(fh, file) {
@@ -96,8 +106,8 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
       binding.readerClose(reader, fh); // nothing to do for a handle it never saw
     },
     stats() {
-      const [served, passed, attrs, written, writesPassed] = binding.readerStats(reader);
-      return { served, passed, attrs, written, writesPassed };
+      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed] = binding.readerStats(reader);
+      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed };
     },
   };
 }

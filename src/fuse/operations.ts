@@ -48,8 +48,8 @@ export interface FuseOperations {
    * How many times each operation came to JS (what the patched binding
    * answers itself is not counted), plus `nativeRead`: the reads the native
    * read path answered, when there is one, and `nativeAttr`: the chmod,
-   * chown and utimens of open files it answered, and `nativeWrite`: the
-   * writes it answered, each once there are any.
+   * chown and utimens of open files it answered, `nativeWrite`: the
+   * writes it answered, and `nativeUnlink`: the unlinks, each once there are any.
    */
   calls(): Record<string, number>;
   /** Connects the binding's attribute cache, once mounted: readdir then fills it for the entries it lists. */
@@ -168,8 +168,9 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       // and inode number (d_type, d_ino), so rm -r, find and ls need no stat
       // to learn what it is, and the binding keeps them (unless something
       // changed since `gen`) for the LOOKUP and GETATTR of each that usually
-      // follow, and for ls -l's ACL queries of entries with no xattrs.
-      answer('readdir', path, cb, () => vault.readdirPacked(path).then(shownWords), (l) => [l.names, l.words, l.flags, gen]);
+      // follow, and for ls -l's ACL queries of entries with no xattrs; with
+      // each entry's cipher path, for the native unlink (native-reads.ts).
+      answer('readdir', path, cb, () => vault.readdirPacked(path).then(shownWords), (l) => [l.names, l.words, l.flags, gen, l.cipherDir, l.diskNames]);
     },
 
     readlink(path: string, cb: FuseCallback): void {
@@ -311,10 +312,15 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
   };
 
-  /** What the native read path answered: reads, chmod, chown and utimens of open files, and writes (each once there are any). */
+  /** What the native read path answered: reads, chmod, chown and utimens of open files, writes and unlinks (each once there are any). */
   const nativeCalls = (r: NativeReads): Record<string, number> => {
     const st = r.stats();
-    return { nativeRead: st.served, ...(st.attrs > 0 && { nativeAttr: st.attrs }), ...(st.written > 0 && { nativeWrite: st.written }) };
+    return {
+      nativeRead: st.served,
+      ...(st.attrs > 0 && { nativeAttr: st.attrs }),
+      ...(st.written > 0 && { nativeWrite: st.written }),
+      ...(st.unlinked > 0 && { nativeUnlink: st.unlinked }),
+    };
   };
 
   /** Chunks of blocks sealed by libfuse threads while they waited (mount.ts, setAssistHook); this process's count, shown once there are any. */

@@ -23,18 +23,25 @@ export interface PackedListing {
    * entry, with the plaintext size for files; all zero where lstat failed.
    */
   words: Uint32Array;
-  /** Per entry: LISTED_ATTRS and LISTED_NO_XATTRS bits. */
+  /** Per entry: LISTED_ATTRS, LISTED_NO_XATTRS and LISTED_LONG_NAME bits. */
   flags: Uint8Array;
+  /** The directory's cipher path from the cipher directory ("" for the root), for the mount's native unlink. */
+  cipherDir: string;
+  /** Each entry's name on disk. */
+  diskNames: string[];
 }
 
 /** The entry's words are its attributes as stat() gives them (not so for symlinks: their size is the target's plaintext length). */
 export const LISTED_ATTRS = 1;
 /** The entry has no extended attributes at all. */
 export const LISTED_NO_XATTRS = 2;
+/** The entry's name on disk is a long name's: a .name file goes with it (format.md §7.8). */
+export const LISTED_LONG_NAME = 4;
 
 interface Listed {
   name: string;
   diskName: string;
+  long?: boolean;
 }
 
 /** Runs `fn` with the visible entries of a directory (plaintext name and name on disk), the directory held meanwhile. */
@@ -99,7 +106,7 @@ async function visible(core: VaultCore, dir: DirSlot, names: string[]): Promise<
       undecryptable(cname, n);
       continue;
     }
-    out.push({ name, diskName: n });
+    out.push({ name, diskName: n, long: kind === 'content' });
   }
   return out;
 }
@@ -132,9 +139,9 @@ export async function readdirPacked(core: VaultCore, path: string): Promise<Pack
       if (type === 0 || type === C.S_IFLNK) continue;
       if (type === C.S_IFREG) setSizeWords(words, i, cipherSizeToPlainSize(layout, sizeWords(words, i)));
       const none = native ? native.xattrSizes[i] === 0 : await core.at.listxattrat(dir.fd, disk[i]!).then((names) => names.length === 0, () => false);
-      flags[i] = LISTED_ATTRS | (none ? LISTED_NO_XATTRS : 0);
+      flags[i] = LISTED_ATTRS | (none ? LISTED_NO_XATTRS : 0) | (entries[i]!.long ? LISTED_LONG_NAME : 0);
     }
-    return { names: entries.map((e) => e.name), words, flags };
+    return { names: entries.map((e) => e.name), words, flags, cipherDir: core.tree.relativePath(dir), diskNames: disk };
   });
 }
 

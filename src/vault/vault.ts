@@ -179,6 +179,16 @@ export class Vault {
     return nativeContentKey(this.masterKey, this.format, this.backend);
   }
 
+  /**
+   * The cipher directory's own descriptor (O_PATH), for a mount's native
+   * unlink, which walks from it as the vault does (cipher-tree.ts). It stays
+   * open until close(); whoever keeps it longer takes a duplicate.
+   */
+  nativeRootFd(): number {
+    this.assertOpen();
+    return this.tree.rootFd;
+  }
+
   /** Whether writes reserve their space first (for a native write path, which must do as the vault does). */
   get preallocates(): boolean {
     return this.core.prealloc.active;

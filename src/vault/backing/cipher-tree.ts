@@ -141,6 +141,11 @@ export class CipherTree {
     return { dir, cname: '.', diskName: '.', long: false, logPath: this.rootPath, release: () => dir.release() };
   }
 
+  /** Where the directory of `slot` is, from the cipher directory: its names on disk joined by "/" ("" for the root). */
+  relativePath(slot: DirSlot): string {
+    return slot.fd === this.rootFd ? '' : posix.relative(this.rootPath, slot.cipherDir);
+  }
+
   /** The cipher path of a plaintext path (for tools and tests; the Vault never opens it). */
   async cipherPath(plainPath: string): Promise<string> {
     const e = await this.node(plainPath, 'lstat');

@@ -1,0 +1,120 @@
+/*
+ * A mount's native unlink (issue 16): an UNLINK answered on the libfuse
+ * thread that received it. Answered in JavaScript, each costs two thread
+ * hand-overs for one unlinkat; an rm -r of the bench tree sends 19,392.
+ *
+ * The binding's attribute cache knows the cipher path of every entry a
+ * listing returned (readdir_packed in the fuse-native patch), and calls
+ * the hook's `unlink` only for a name it knows as a single-link file (not a
+ * directory) from a listing less than a second old: what
+ * src/vault/node-links.ts's unlink would find by encrypting the path, as
+ * its directory cache (src/vault/backing/dir-cache.ts) remembers names for
+ * a second. Here the walk is the vault's (cipher-tree.ts): each directory
+ * opened with openat(O_PATH|O_DIRECTORY|O_NOFOLLOW) from its parent's
+ * descriptor, from the cipher directory down, so a symlink planted in the
+ * cipher directory is never followed; then unlinkat(2) of the name, and of
+ * its .name file for a long name (Documentation/format.md §7.8), as
+ * deleteLongName does (a missing .name file is no error).
+ *
+ * Anything else goes to JavaScript untouched: a component that is gone or
+ * is not a directory (another program renamed it within that second), a
+ * name unlinkat refuses (JS then gives the error, with its log line).
+ */
+#define _GNU_SOURCE
+#include "reader_core.h"
+#include "napi_args.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NAME_MAX_ON_DISK 255
+#define LONGNAME_SUFFIX ".name"
+
+/* One component of a cipher path: a name on disk, never "", "." or "..". */
+static int plain_component(const char *s, size_t len)
+{
+    return len > 0 && len <= NAME_MAX_ON_DISK && !(len == 1 && s[0] == '.') && !(len == 2 && s[0] == '.' && s[1] == '.');
+}
+
+/*
+ * The directory holding the last component of `cpath`, opened O_PATH from
+ * `root`; *last points at that component. `root` itself (not a copy) when
+ * cpath has one component; -1 when the walk fails.
+ */
+static int walk_to_parent(int root, const char *cpath, const char **last)
+{
+    int dfd = root;
+    const char *p = cpath;
+    for (;;) {
+        const char *slash = strchr(p, '/');
+        if (!slash) {
+            if (!plain_component(p, strlen(p))) break;
+            *last = p;
+            return dfd;
+        }
+        size_t len = (size_t)(slash - p);
+        if (!plain_component(p, len)) break;
+        char name[NAME_MAX_ON_DISK + 1];
+        memcpy(name, p, len);
+        name[len] = 0;
+        int next = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd != root) close(dfd);
+        if (next < 0) return -1;
+        dfd = next;
+        p = slash + 1;
+    }
+    if (dfd != root) close(dfd);
+    return -1;
+}
+
+/* The hook's `unlink` (fuse_hooks.h). */
+int reader_unlink(void *ctx, const char *cpath, int long_name)
+{
+    struct reader *r = ctx;
+    const int root = __atomic_load_n(&r->root_fd, __ATOMIC_ACQUIRE);
+    const char *last = NULL;
+    int dfd = root < 0 || !cpath ? -1 : walk_to_parent(root, cpath, &last);
+    if (dfd < 0) goto pass;
+    if (unlinkat(dfd, last, 0) != 0) {
+        if (dfd != root) close(dfd);
+        goto pass;
+    }
+    int res = 0;
+    if (long_name) {
+        char name[NAME_MAX_ON_DISK + sizeof LONGNAME_SUFFIX];
+        size_t len = strlen(last);
+        if (len + sizeof LONGNAME_SUFFIX <= sizeof name) {
+            memcpy(name, last, len);
+            memcpy(name + len, LONGNAME_SUFFIX, sizeof LONGNAME_SUFFIX);
+            if (unlinkat(dfd, name, 0) != 0 && errno != ENOENT) res = -errno;
+        }
+    }
+    if (dfd != root) close(dfd);
+    __atomic_fetch_add(&r->unlinked, 1, __ATOMIC_RELAXED);
+    return res;
+pass:
+    __atomic_fetch_add(&r->unlinks_passed, 1, __ATOMIC_RELAXED);
+    return TSCRYPTFS_HOOK_PASS;
+}
+
+/*
+ * readerUnlinks(reader, rootFd): from now on, unlinks the binding knows the
+ * cipher path of are answered here, from `rootFd` (the cipher directory, an
+ * O_PATH descriptor is enough). The reader keeps its own duplicate until it
+ * goes (reader_finalize); once only.
+ */
+napi_value reader_js_unlinks(napi_env env, napi_callback_info info)
+{
+    size_t argc = 2;
+    napi_value argv[2];
+    int32_t fd;
+    struct reader *r;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || !(r = reader_get(env, argv[0])) ||
+        napi_get_value_int32(env, argv[1], &fd) != napi_ok || fd < 0 || __atomic_load_n(&r->root_fd, __ATOMIC_ACQUIRE) >= 0)
+        return throw_inval(env, "readerUnlinks(reader, rootFd): bad argument");
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) return throw_inval(env, "readerUnlinks: cannot duplicate rootFd");
+    __atomic_store_n(&r->root_fd, copy, __ATOMIC_RELEASE);
+    return NULL;
+}
