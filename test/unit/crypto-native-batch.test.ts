@@ -8,8 +8,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { closeSync, openSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createAead, type CipherName } from '../../src/crypto/index.js';
-import { batchBinding, READ_AEGIS } from '../../src/crypto/native-batch.js';
+import { BATCH_GCM, batchBinding, READ_AEGIS } from '../../src/crypto/native-batch.js';
 import { aegisNativeBinding } from '../../src/crypto/aegis/native.js';
 import { AEGIS_VARIANTS } from '../../src/crypto/aegis/variants.js';
 import { needs } from '../helpers/requirements.js';
@@ -67,5 +69,19 @@ test('the read path takes AEGIS only with the AEGIS addon\'s AEGIS-256X2 functio
   const [reader, fences] = batch.readerCreate(READ_AEGIS, key, 16, aegis.decryptHandle(AEGIS_VARIANTS.aegis256x2.nativeId));
   assert.equal(typeof reader, 'object');
   assert.equal(fences.byteLength, 16 * 4 * 4, 'four int32 per slot: started, finished, owner, spare');
-  assert.deepEqual(batch.readerStats(reader), [0, 0, 0, 0, 0]);
+  assert.deepEqual(batch.readerStats(reader), [0, 0, 0, 0, 0, 0, 0]);
+});
+
+test('readerUnlinks takes the cipher directory\'s descriptor once', T, () => {
+  const batch = batchBinding()!;
+  const [reader] = batch.readerCreate(BATCH_GCM, randomBytes(32), 16);
+  assert.throws(() => batch.readerUnlinks(reader, -1), /bad argument/, 'no descriptor');
+  const fd = openSync(tmpdir(), 'r');
+  try {
+    batch.readerUnlinks(reader, fd);
+    assert.throws(() => batch.readerUnlinks(reader, fd), /bad argument/, 'a second time');
+  } finally {
+    closeSync(fd);
+  }
+  assert.deepEqual(batch.readerStats(reader).slice(5), [0, 0], 'unlinks answered and passed on');
 });
