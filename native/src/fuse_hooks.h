@@ -58,9 +58,9 @@ struct tscryptfs_read_hook {
      */
     int (*write)(void *ctx, uint64_t fh, const char *buf, size_t len, int64_t off);
     /*
-     * Called for an UNLINK whose name the binding's attribute cache knows as
-     * a single-link file, with its cipher path from the cipher directory's
-     * root (`cpath`, names on disk joined by '/') and whether the last of
+     * Called for an UNLINK of a name a listing showed less than a second
+     * ago (the binding's attribute cache kept it), with its cipher path from
+     * the cipher directory's root (`cpath`, names on disk joined by '/') and whether the last of
      * them is a long name's (its .name file goes too). Returns 0 when the
      * name was removed, -errno when it was but its .name file could not be,
      * or TSCRYPTFS_HOOK_PASS (before changing anything): let JavaScript answer.

@@ -3,13 +3,12 @@
  * thread that received it. Answered in JavaScript, each costs two thread
  * hand-overs for one unlinkat; an rm -r of the bench tree sends 19,392.
  *
- * The binding's attribute cache knows the cipher path of every entry a
+ * The binding's attribute cache keeps the cipher path of every entry a
  * listing returned (readdir_packed in the fuse-native patch), and calls
- * the hook's `unlink` only for a name it knows as a single-link file (not a
- * directory) from a listing less than a second old: what
- * src/vault/node-links.ts's unlink would find by encrypting the path, as
- * its directory cache (src/vault/backing/dir-cache.ts) remembers names for
- * a second. Here the walk is the vault's (cipher-tree.ts): each directory
+ * the hook's `unlink` for a name a listing showed less than a second ago,
+ * with no rename since: what src/vault/node-links.ts's unlink would find by
+ * encrypting the path, as its directory cache
+ * (src/vault/backing/dir-cache.ts) remembers names for a second. Here the walk is the vault's (cipher-tree.ts): each directory
  * opened with openat(O_PATH|O_DIRECTORY|O_NOFOLLOW) from its parent's
  * descriptor, from the cipher directory down, so a symlink planted in the
  * cipher directory is never followed; then unlinkat(2) of the name, and of

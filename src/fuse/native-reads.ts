@@ -34,8 +34,8 @@
  *
  * And unlinks (native/src/unlinker.c): the binding's attribute cache keeps
  * each listed entry's cipher path (readdir hands them over with the packed
- * listing), and an UNLINK of a name it knows so, as a file with one link,
- * is an unlinkat(2) on the libfuse thread, after a walk from the cipher
+ * listing), and an UNLINK of a name it knows so is an unlinkat(2) on the
+ * libfuse thread, after a walk from the cipher
  * directory as the vault's (plus the long name's .name file). Off on
  * read-only mounts and with TSCRYPTFS_NATIVE_UNLINK=0.
  */
