@@ -6,16 +6,22 @@
  * 2 for ENOENT and -1 for everything else, as in gocryptfs; the texts are
  * gocryptfs's (Go's errno strings, "Ambiguous", "Empty input", ...).
  */
+import { goJsonString } from './go-json-string.js';
 import { sanitizePath } from './sanitize.js';
 
-/** What answers the requests: a forward Vault or a reverse view. */
+/**
+ * What answers the requests: a forward Vault or a reverse view. A decrypted
+ * path comes as bytes: a name need not be UTF-8, and the answer shows its
+ * invalid bytes as Go does.
+ */
 export interface PathTranslator {
   encryptPath(plainPath: string): string | Promise<string>;
-  decryptPath(cipherPath: string): string | Promise<string>;
+  decryptPathBytes(cipherPath: string): Uint8Array | Promise<Uint8Array>;
 }
 
 export interface CtlSockResponse {
-  Result: string;
+  /** Text, or the bytes of a decrypted path. */
+  Result: string | Uint8Array;
   ErrNo: number;
   ErrText: string;
   WarnText: string;
@@ -43,10 +49,10 @@ function errorResponse(err: unknown, warnText = ''): CtlSockResponse {
   return { Result: '', ErrNo: code === 'ENOENT' ? 2 : -1, ErrText: text, WarnText: warnText };
 }
 
-/** Go's json.Marshal output: compact, and <, >, & escaped. */
+/** Go's json.Marshal output of the response struct: compact, fields in order, strings as Go escapes them. */
 export function encodeResponse(r: CtlSockResponse): string {
-  const ordered = { Result: r.Result, ErrNo: r.ErrNo, ErrText: r.ErrText, WarnText: r.WarnText };
-  return JSON.stringify(ordered).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029') + '\n';
+  const str = (v: string | Uint8Array): string => goJsonString(typeof v === 'string' ? Buffer.from(v, 'utf8') : v);
+  return `{"Result":${str(r.Result)},"ErrNo":${r.ErrNo},"ErrText":${str(r.ErrText)},"WarnText":${str(r.WarnText)}}\n`;
 }
 
 /** The message Go's encoding/json gives for the common ways a request is not JSON. */
@@ -109,7 +115,7 @@ export async function answerRequest(data: Buffer, fs: PathTranslator): Promise<C
   const warn = input !== clean ? `Non-canonical input path '${input}' has been interpreted as '${clean}'.` : '';
   if (clean === '') return errorResponse(new Error('Empty input after canonicalization'), warn);
   try {
-    const result = req.encrypt !== '' ? await fs.encryptPath(clean) : await fs.decryptPath(clean);
+    const result = req.encrypt !== '' ? await fs.encryptPath(clean) : await fs.decryptPathBytes(clean);
     return { Result: result, ErrNo: 0, ErrText: '', WarnText: warn };
   } catch (err) {
     return errorResponse(err, warn);

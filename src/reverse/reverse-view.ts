@@ -430,9 +430,14 @@ export class ReverseView {
     return out.join('/');
   }
 
-  /** Plaintext path of a relative encrypted path; hashed names are found by scanning the plaintext directory. */
+  /** Plaintext path of a relative encrypted path (lossy for names that are not UTF-8; see decryptPathBytes). */
   decryptPath(cipherPath: string): string {
-    if (!this.names || cipherPath === '') return cipherPath;
+    return this.decryptPathBytes(cipherPath).toString('utf8');
+  }
+
+  /** Plaintext path of a relative encrypted path, as bytes; hashed names are found by scanning the plaintext directory. */
+  decryptPathBytes(cipherPath: string): Buffer {
+    if (!this.names || cipherPath === '') return Buffer.from(cipherPath, 'utf8');
     const parts = cipherPath.split('/');
     let plainRel: Buffer = Buffer.alloc(0);
     for (let i = 0; i < parts.length; i++) {
@@ -450,7 +455,7 @@ export class ReverseView {
       }
       plainRel = joinBuf(plainRel, name);
     }
-    return plainRel.toString('utf8');
+    return plainRel;
   }
 
   /** Where the plaintext of an encrypted path is (for tests and tools). */

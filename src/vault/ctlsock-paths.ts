@@ -38,8 +38,8 @@ async function descend(ctx: PathContext, fd: number, name: string): Promise<numb
  * descriptor and says which name on disk to descend into (all but the last
  * must be directories).
  */
-async function walk(ctx: PathContext, parts: string[], step: (fd: number, part: string) => Promise<{ out: string; disk: string }>): Promise<string> {
-  const out: string[] = [];
+async function walk<T>(ctx: PathContext, parts: string[], step: (fd: number, part: string) => Promise<{ out: T; disk: string }>): Promise<T[]> {
+  const out: T[] = [];
   let fd = ctx.rootFd;
   try {
     for (let i = 0; i < parts.length; i++) {
@@ -50,7 +50,7 @@ async function walk(ctx: PathContext, parts: string[], step: (fd: number, part: 
       if (fd !== ctx.rootFd) await ctx.at.close(fd);
       fd = next;
     }
-    return out.join('/');
+    return out;
   } finally {
     if (fd !== ctx.rootFd) await ctx.at.close(fd);
   }
@@ -66,7 +66,7 @@ function b64Error(offset: number): CodedError {
 export async function encryptPathAt(ctx: PathContext, plainPath: string): Promise<string> {
   const codec = ctx.codec;
   if (!codec || plainPath === '') return plainPath;
-  return walk(ctx, plainPath.split('/'), async (fd, part) => {
+  const parts = await walk(ctx, plainPath.split('/'), async (fd, part) => {
     const name = Buffer.from(part, 'utf8');
     const iv = await dirIV(ctx, fd);
     // gocryptfs: too long is ENAMETOOLONG, any other invalid name EBADMSG.
@@ -75,13 +75,17 @@ export async function encryptPathAt(ctx: PathContext, plainPath: string): Promis
     const cpart = codec.diskName(codec.encryptName(name, iv));
     return { out: cpart, disk: cpart };
   });
+  return parts.join('/');
 }
 
-/** Plaintext path of a relative cipher path; hashed names are read from their .name files. */
-export async function decryptPathAt(ctx: PathContext, cipherPath: string): Promise<string> {
+/**
+ * Plaintext path of a relative cipher path, as bytes (a name need not be
+ * UTF-8); hashed names are read from their .name files.
+ */
+export async function decryptPathAt(ctx: PathContext, cipherPath: string): Promise<Buffer> {
   const codec = ctx.codec;
-  if (!codec || cipherPath === '') return cipherPath;
-  return walk(ctx, cipherPath.split('/'), async (fd, part) => {
+  if (!codec || cipherPath === '') return Buffer.from(cipherPath, 'utf8');
+  const parts = await walk(ctx, cipherPath.split('/'), async (fd, part) => {
     const iv = await dirIV(ctx, fd);
     let cname = part;
     if (longNameKind(part) === 'content') {
@@ -93,6 +97,9 @@ export async function decryptPathAt(ctx: PathContext, cipherPath: string): Promi
     if (bad !== null) throw b64Error(bad);
     const plain = codec.decryptName(cname, iv);
     if (plain === null) throw fsError('EBADMSG', 'decrypt', part);
-    return { out: plain.toString('utf8'), disk: part };
+    return { out: plain, disk: part };
   });
+  return Buffer.concat(parts.flatMap((p, i) => (i === 0 ? [p] : [SLASH, p])));
 }
+
+const SLASH = Buffer.from('/');

@@ -221,8 +221,13 @@ export class Vault {
     return encryptPathAt(this.pathContext(), plainPath);
   }
 
-  /** The control socket's DecryptPath: the plaintext path of a relative cipher path. */
+  /** The control socket's DecryptPath: the plaintext path of a relative cipher path (names that are not UTF-8 come out lossy; see decryptPathBytes). */
   async decryptPath(cipherPath: string): Promise<string> {
+    return (await this.decryptPathBytes(cipherPath)).toString('utf8');
+  }
+
+  /** decryptPath's bytes, exact for names that are not UTF-8. */
+  async decryptPathBytes(cipherPath: string): Promise<Buffer> {
     this.assertOpen();
     return decryptPathAt(this.pathContext(), cipherPath);
   }

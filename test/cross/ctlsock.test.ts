@@ -6,7 +6,9 @@
  * `gocryptfs -reverse` on the same plaintext directory. Also: the socket
  * is the owner's only (0600), a too-big request closes the connection,
  * several requests on one connection are answered in order, an existing
- * path is refused (exit 20), and the socket is gone after unmount.
+ * path is refused (exit 20), and the socket is gone after unmount. The
+ * trees hold names that are not UTF-8, so the answers show how each
+ * program escapes them.
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -109,6 +111,10 @@ async function makePlainTree(root: string): Promise<void> {
   await fsp.writeFile(join(root, 'a.txt'), 'a');
   await fsp.writeFile(join(root, 'sub', 'b.txt'), 'b');
   await fsp.writeFile(join(root, 'sub', 'L'.repeat(200)), 'long');
+  // Names Go's JSON encoder escapes: bytes that are not UTF-8 (a stray byte, an overlong form, a surrogate, a code
+  // point above U+10FFFF), a real U+FFFD, U+2028/9, control bytes, quotes and HTML characters.
+  const odd = ['61ff62', 'c0af', 'eda080', 'f4908080', 'efbfbd', 'e280a8e280a9', '0108090c0a0d1f7f', '223c263e5c', 'f09f9880'];
+  for (const hex of odd) await fsp.writeFile(Buffer.concat([Buffer.from(join(root, 'sub') + '/'), Buffer.from(hex, 'hex')]), hex);
 }
 
 /** The encrypted paths (relative) of everything in a mounted view, for DecryptPath questions. */

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { answerRequest, encodeResponse, goJsonError, sanitizePath, type PathTranslator } from '../../src/ctlsock/index.js';
+import { answerRequest, encodeResponse, goJsonError, goJsonString, sanitizePath, type PathTranslator } from '../../src/ctlsock/index.js';
 import { b64ErrorOffset } from '../../src/names/index.js';
 
 test('sanitizePath: the cases of gocryptfs TestSanitizePath', () => {
@@ -32,10 +32,10 @@ test('sanitizePath: the cases of gocryptfs TestSanitizePath', () => {
 
 const echo: PathTranslator = {
   encryptPath: (p) => `E(${p})`,
-  decryptPath: async (p) => {
+  decryptPathBytes: async (p) => {
     if (p === 'missing') throw Object.assign(new Error('x'), { code: 'ENOENT' });
     if (p === 'notdir') throw Object.assign(new Error('x'), { code: 'ENOTDIR' });
-    return `D(${p})`;
+    return Buffer.from(`D(${p})`);
   },
 };
 const ask = async (req: string): Promise<string> => encodeResponse(await answerRequest(Buffer.from(req), echo));
@@ -71,4 +71,22 @@ test("where Go's base64 decoder reports illegal data", () => {
   assert.equal(b64ErrorOffset('8rFYouUd3gksl_wgUtQhEQ==', true), 22, '= is illegal without padding');
   assert.equal(b64ErrorOffset('8rFYouUd3gksl_wgUtQhEQ==', false), null);
   assert.equal(b64ErrorOffset('8rFYouUd3gksl_wgUtQhEQ', false), 20, 'padded: a short last group');
+});
+
+test("goJsonString: bytes escaped as Go 1.19's json.Marshal escapes them", () => {
+  const cases: [string, string][] = [
+    ['61ff62', '"a\\ufffdb"'],
+    ['c0af', '"\\ufffd\\ufffd"'], // overlong '/'
+    ['eda080', '"\\ufffd\\ufffd\\ufffd"'], // a surrogate
+    ['f4908080', '"\\ufffd\\ufffd\\ufffd\\ufffd"'], // above U+10FFFF
+    ['e282', '"\\ufffd\\ufffd"'], // cut short
+    ['efbfbd', '"\ufffd"'], // a real U+FFFD goes as is
+    ['e280a8e280a9', '"\\u2028\\u2029"'],
+    ['0108090c0a0d1f7f', '"\\u0001\\u0008\\t\\u000c\\n\\r\\u001f\x7f"'],
+    ['223c263e5c', '"\\"\\u003c\\u0026\\u003e\\\\"'],
+    ['f09f9880c3a9', '"\u{1f600}\u00e9"'],
+    ['', '""'],
+  ];
+  for (const [hex, want] of cases) assert.equal(goJsonString(Buffer.from(hex, 'hex')), want, hex);
+  assert.equal(encodeResponse({ Result: Buffer.from('78ff', 'hex'), ErrNo: 0, ErrText: '', WarnText: '<' }), '{"Result":"x\\ufffd","ErrNo":0,"ErrText":"","WarnText":"\\u003c"}\n');
 });
