@@ -181,6 +181,7 @@ function mountOptions(ctx: CliContext): MountOptions {
     ...(fsname !== '' && { fsname }),
     extraOptions: extra,
     attrCache: !bool(a, 'sharedstorage'),
+    negativeTimeout: !bool(a, 'sharedstorage'),
     nativeReads: !bool(a, 'sharedstorage'),
     dev: bool(a, 'dev') && !bool(a, 'nodev'),
     suid: bool(a, 'suid') && !bool(a, 'nosuid'),

@@ -34,6 +34,14 @@ export interface MountOptions {
    * -sharedstorage: see Documentation/fuse-native.md).
    */
   attrCache?: boolean;
+  /**
+   * Let the kernel remember for 1 s that a name does not exist (libfuse's
+   * negative_timeout=1; gocryptfs asks go-fuse for the same). Exact while
+   * only this mount changes the cipher directory: every name it makes goes
+   * through the kernel, which replaces the remembered absence. Default true;
+   * off for -sharedstorage.
+   */
+  negativeTimeout?: boolean;
   /** -force_owner: every entry shows this owner (and the mount allows other users). */
   forceOwner?: { uid: number; gid: number };
   /** -serialize_reads: the kernel sends reads one at a time, in order (libfuse's sync_read). */
@@ -93,6 +101,7 @@ export function fuseOptionList(o: MountOptions): string[] {
   // binding raises it to 1 s, reply by reply, for directories and files
   // with one name (option singleNameAttrTimeout).
   const list = [`subtype=${o.subtype ?? 'tscryptfs'}`, 'attr_timeout=0'];
+  if (o.negativeTimeout ?? true) list.push('negative_timeout=1');
   if (o.readOnly) list.push('ro');
   if (o.allowOther) list.push('default_permissions'); // let the kernel check permissions for other users
   if (o.nonempty) list.push('nonempty');
