@@ -36,9 +36,12 @@ base=$(mktemp -d /dev/shm/ab-mounts.XXXXXX)
 declare -A PID
 cleanup() {
   for x in A B; do
-    local m=$base/mnt-$x
+    local m=$base/mnt-$x p=${PID[$x]:-}
     if mountpoint -q "$m"; then fusermount -u "$m" 2>/dev/null || umount -l "$m"; fi
-    [[ -n ${PID[$x]:-} ]] && kill "${PID[$x]}" 2>/dev/null || true
+    # The daemon exits by itself once unmounted; kill it only if it does not.
+    [[ -n $p ]] || continue
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill "$p" 2>/dev/null || true
   done
   rm -rf "$base"
 }
