@@ -7,3 +7,4 @@ export * from './pad16.js';
 export * from './valid-name.js';
 export * from './b64-error.js';
 export * from './badname.js';
+export * from './path-bytes.js';

@@ -21,7 +21,7 @@ import type { BackendName } from '../crypto/index.js';
 import type { FormatOptions } from '../config/index.js';
 import { CONF_NAME, confFormat, readConfFile, unlockConf } from '../config/index.js';
 import { plainSizeToCipherSize, type ContentCipher } from '../content/index.js';
-import { b64Encode, DIRIV_NAME, invalidNameCode, LONGNAME_SUFFIX, longNameKind, ZERO_IV, type NameCodec } from '../names/index.js';
+import { b64Encode, DIRIV_NAME, invalidNameCode, joinPathBytes, LONGNAME_SUFFIX, longNameKind, ZERO_IV, type NameCodec } from '../names/index.js';
 import { deriveCiphers } from '../vault/keys.js';
 import { fsError, hasCode } from '../util/errors.js';
 import { stderrLogger, type Logger } from '../util/logger.js';
@@ -71,10 +71,6 @@ type Node =
 
 function splitPath(cpath: string): string[] {
   return cpath.split('/').filter((p) => p !== '');
-}
-
-function joinBuf(dir: Buffer, name: Buffer): Buffer {
-  return dir.length === 0 ? Buffer.from(name) : Buffer.concat([dir, Buffer.from('/'), name]);
 }
 
 export class ReverseView {
@@ -206,7 +202,7 @@ export class ReverseView {
       const part = parts[i]!;
       const last = i === parts.length - 1;
       const cdir = parts.slice(0, i).join('/');
-      const dirAbs = joinBuf(this.root, plainRel);
+      const dirAbs = joinPathBytes(this.root, plainRel);
       if (this.names && this.format.dirIV && part === DIRIV_NAME) {
         if (!last) throw fsError('ENOTDIR', syscall, cpath);
         return { kind: 'diriv', dirAbs, cdir };
@@ -215,8 +211,8 @@ export class ReverseView {
       if (this.names && longNameKind(part) === 'name-file') {
         if (!last) throw fsError('ENOTDIR', syscall, cpath);
         const { name, full } = this.findLongName(dirAbs, cdir, part.slice(0, -LONGNAME_SUFFIX.length));
-        if (this.excluded(joinBuf(plainRel, name))) throw fsError('EPERM', syscall, cpath);
-        return { kind: 'name', ownerAbs: joinBuf(dirAbs, name), content: full };
+        if (this.excluded(joinPathBytes(plainRel, name))) throw fsError('EPERM', syscall, cpath);
+        return { kind: 'name', ownerAbs: joinPathBytes(dirAbs, name), content: full };
       }
       if (i === 0 && !this.opts.configCustom && part === CONF_NAME) {
         if (!last) throw fsError('ENOTDIR', syscall, cpath);
@@ -234,10 +230,10 @@ export class ReverseView {
       }
       // The source config is shown only as gocryptfs.conf.
       if (i === 0 && !this.opts.configCustom && name.equals(Buffer.from(REVERSE_CONF_NAME))) throw fsError('ENOENT', syscall, cpath);
-      plainRel = joinBuf(plainRel, name);
+      plainRel = joinPathBytes(plainRel, name);
       if (this.excluded(plainRel)) throw fsError('EPERM', syscall, cpath);
     }
-    return { kind: 'real', abs: joinBuf(this.root, plainRel), plainRel, cpath: parts.join('/') };
+    return { kind: 'real', abs: joinPathBytes(this.root, plainRel), plainRel, cpath: parts.join('/') };
   }
 
   // ------------------------------------------------------------ metadata
@@ -304,7 +300,7 @@ export class ReverseView {
     }
     // The lookups that follow a listing (ls -l) find the hashed names here.
     if (this.names) this.longNames.remember(`${n.cpath}\0${n.abs.toString('latin1')}`, this.longNameMap(entries, n.cpath));
-    entries = entries.filter((e) => !this.excluded(joinBuf(n.plainRel, e)));
+    entries = entries.filter((e) => !this.excluded(joinPathBytes(n.plainRel, e)));
     const isRoot = n.cpath === '';
     const confInRoot = isRoot && !this.opts.configCustom;
     const out: string[] = [];
@@ -445,7 +441,7 @@ export class ReverseView {
       const cdir = parts.slice(0, i).join('/');
       let name: Buffer;
       if (longNameKind(part) === 'content') {
-        name = this.findLongName(joinBuf(this.root, plainRel), cdir, part).name;
+        name = this.findLongName(joinPathBytes(this.root, plainRel), cdir, part).name;
       } else if (longNameKind(part) === 'name-file') {
         throw fsError('EINVAL', 'decrypt', cipherPath);
       } else {
@@ -453,7 +449,7 @@ export class ReverseView {
         if (plain === null) throw fsError('ENOENT', 'decrypt', cipherPath);
         name = plain;
       }
-      plainRel = joinBuf(plainRel, name);
+      plainRel = joinPathBytes(plainRel, name);
     }
     return plainRel;
   }

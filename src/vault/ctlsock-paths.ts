@@ -8,7 +8,7 @@
  * EB64 with Go's "illegal base64 data" message.
  */
 import type { FormatOptions } from '../config/format.js';
-import { b64ErrorOffset, longNameKind, readDirIV, readLongName, invalidNameCode, ZERO_IV, type NameCodec } from '../names/index.js';
+import { b64ErrorOffset, joinPathBytes, longNameKind, readDirIV, readLongName, invalidNameCode, ZERO_IV, type NameCodec } from '../names/index.js';
 import { fsError, hasCode, type CodedError } from '../util/errors.js';
 import type { AtCalls } from '../util/sys-at.js';
 
@@ -99,7 +99,5 @@ export async function decryptPathAt(ctx: PathContext, cipherPath: string): Promi
     if (plain === null) throw fsError('EBADMSG', 'decrypt', part);
     return { out: plain, disk: part };
   });
-  return Buffer.concat(parts.flatMap((p, i) => (i === 0 ? [p] : [SLASH, p])));
+  return parts.reduce(joinPathBytes, Buffer.alloc(0));
 }
-
-const SLASH = Buffer.from('/');
