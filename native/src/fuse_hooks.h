@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535234u   /* "TSR4": version 4, with `attr`, `write` and `unlink` */
+#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535235u   /* "TSR5": version 5, with `attr`, `write`, `unlink` and `dir_stat` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -66,6 +66,14 @@ struct tscryptfs_read_hook {
      * or TSCRYPTFS_HOOK_PASS (before changing anything): let JavaScript answer.
      */
     int (*unlink)(void *ctx, const char *cpath, int long_name);
+    /*
+     * Called for an OPENDIR of a directory a listing showed less than a
+     * second ago, with that directory's cipher path (as for `unlink`; ""
+     * for the cipher directory itself): its attributes as lstat(2) gives
+     * them, found by the same walk. Returns 0, or -1 when the walk fails
+     * or what it finds is no directory.
+     */
+    int (*dir_stat)(void *ctx, const char *cpath, struct stat *st);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

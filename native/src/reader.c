@@ -351,6 +351,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     r->aegis_enc = aegis ? aegis->enc : NULL;
     r->hook.write = reader_write;
     r->hook.unlink = reader_unlink;
+    r->hook.dir_stat = reader_dir_stat;
     r->root_fd = -1;
     memcpy(r->key, key, 32);
     r->slots = (uint32_t)slots;
@@ -466,7 +467,7 @@ int reader_register(napi_env env, napi_value exports)
     static const struct {
         const char *name;
         napi_callback fn;
-    } fns[] = {{"readerCreate", js_create}, {"readerOpen", js_open}, {"readerClose", js_close}, {"readerAttrs", js_attrs}, {"readerWrites", reader_js_writes}, {"readerUnlinks", reader_js_unlinks},
+    } fns[] = {{"readerCreate", js_create}, {"readerOpen", js_open}, {"readerClose", js_close}, {"readerAttrs", js_attrs}, {"readerWrites", reader_js_writes}, {"readerCipherRoot", reader_js_cipher_root},
                  {"readerStats", js_stats}};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         napi_value f;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include "fuse_hooks.h"
 
-/* Adds readerCreate, readerOpen, readerClose, readerAttrs, readerWrites, readerUnlinks and readerStats to `exports`; 0 on failure. */
+/* Adds readerCreate, readerOpen, readerClose, readerAttrs, readerWrites, readerCipherRoot and readerStats to `exports`; 0 on failure. */
 int reader_register(napi_env env, napi_value exports);
 
 #endif

@@ -74,7 +74,8 @@ struct reader {
     int attrs;    /* reader_attr answers (readerAttrs) */
     int writes;   /* reader_write answers (readerWrites) */
     int prealloc; /* reserve space before writing (readerWrites); writes that grow a file go to JS when 0 */
-    int root_fd;  /* unlinker.c: the cipher directory (readerUnlinks' own copy); -1: unlinks go to JS */
+    int root_fd;  /* unlinker.c: the cipher directory (readerCipherRoot's own copy); -1: unlinks go to JS, no listing is kept */
+    int unlinks;  /* reader_unlink answers (readerCipherRoot); set before root_fd */
     uint64_t unlinked, unlinks_passed;
 };
 
@@ -136,7 +137,10 @@ napi_value reader_js_writes(napi_env env, napi_callback_info info);
 /* The hook's `unlink` (fuse_hooks.h), in unlinker.c. */
 int reader_unlink(void *ctx, const char *cpath, int long_name);
 
-/* readerUnlinks(reader, rootFd), in unlinker.c. */
-napi_value reader_js_unlinks(napi_env env, napi_callback_info info);
+/* The hook's `dir_stat` (fuse_hooks.h), in unlinker.c. */
+int reader_dir_stat(void *ctx, const char *cpath, struct stat *st);
+
+/* readerCipherRoot(reader, rootFd, unlinks), in unlinker.c. */
+napi_value reader_js_cipher_root(napi_env env, napi_callback_info info);
 
 #endif

@@ -18,6 +18,11 @@
  * Anything else goes to JavaScript untouched: a component that is gone or
  * is not a directory (another program renamed it within that second), a
  * name unlinkat refuses (JS then gives the error, with its log line).
+ *
+ * The same walk gives the hook's `dir_stat`: the attributes of a listed
+ * directory, which the binding compares with those the listing was read
+ * under before it lets the kernel keep that listing (kept listings, see
+ * Documentation/fuse-native.md).
  */
 #define _GNU_SOURCE
 #include "reader_core.h"
@@ -73,7 +78,7 @@ int reader_unlink(void *ctx, const char *cpath, int long_name)
     struct reader *r = ctx;
     const int root = __atomic_load_n(&r->root_fd, __ATOMIC_ACQUIRE);
     const char *last = NULL;
-    int dfd = root < 0 || !cpath ? -1 : walk_to_parent(root, cpath, &last);
+    int dfd = root < 0 || !r->unlinks || !cpath ? -1 : walk_to_parent(root, cpath, &last);
     if (dfd < 0) goto pass;
     if (unlinkat(dfd, last, 0) != 0) {
         if (dfd != root) close(dfd);
@@ -97,23 +102,46 @@ pass:
     return TSCRYPTFS_HOOK_PASS;
 }
 
-/*
- * readerUnlinks(reader, rootFd): from now on, unlinks the binding knows the
- * cipher path of are answered here, from `rootFd` (the cipher directory, an
- * O_PATH descriptor is enough). The reader keeps its own duplicate until it
- * goes (reader_finalize); once only.
- */
-napi_value reader_js_unlinks(napi_env env, napi_callback_info info)
+/* The hook's `dir_stat` (fuse_hooks.h). */
+int reader_dir_stat(void *ctx, const char *cpath, struct stat *st)
 {
-    size_t argc = 2;
-    napi_value argv[2];
+    struct reader *r = ctx;
+    const int root = __atomic_load_n(&r->root_fd, __ATOMIC_ACQUIRE);
+    if (root < 0 || !cpath) return -1;
+    int res;
+    if (cpath[0] == 0) {
+        res = fstat(root, st);
+    } else {
+        const char *last = NULL;
+        int dfd = walk_to_parent(root, cpath, &last);
+        if (dfd < 0) return -1;
+        res = fstatat(dfd, last, st, AT_SYMLINK_NOFOLLOW);
+        if (dfd != root) close(dfd);
+    }
+    return res == 0 && S_ISDIR(st->st_mode) ? 0 : -1;
+}
+
+/*
+ * readerCipherRoot(reader, rootFd, unlinks): from now on the reader walks
+ * the cipher directory from `rootFd` (an O_PATH descriptor is enough): for
+ * the binding's `dir_stat` calls, and with `unlinks` true to answer the
+ * unlinks the binding knows the cipher path of. The reader keeps its own
+ * duplicate until it goes (reader_finalize); once only.
+ */
+napi_value reader_js_cipher_root(napi_env env, napi_callback_info info)
+{
+    size_t argc = 3;
+    napi_value argv[3];
     int32_t fd;
+    bool unlinks;
     struct reader *r;
-    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || !(r = reader_get(env, argv[0])) ||
-        napi_get_value_int32(env, argv[1], &fd) != napi_ok || fd < 0 || __atomic_load_n(&r->root_fd, __ATOMIC_ACQUIRE) >= 0)
-        return throw_inval(env, "readerUnlinks(reader, rootFd): bad argument");
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 || !(r = reader_get(env, argv[0])) ||
+        napi_get_value_int32(env, argv[1], &fd) != napi_ok || fd < 0 || napi_get_value_bool(env, argv[2], &unlinks) != napi_ok ||
+        __atomic_load_n(&r->root_fd, __ATOMIC_ACQUIRE) >= 0)
+        return throw_inval(env, "readerCipherRoot(reader, rootFd, unlinks): bad argument");
     int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (copy < 0) return throw_inval(env, "readerUnlinks: cannot duplicate rootFd");
+    if (copy < 0) return throw_inval(env, "readerCipherRoot: cannot duplicate rootFd");
+    r->unlinks = unlinks ? 1 : 0;
     __atomic_store_n(&r->root_fd, copy, __ATOMIC_RELEASE);
     return NULL;
 }

@@ -38,9 +38,13 @@ export interface BatchBinding {
   readerAttrs(reader: object, on: 0 | 1): void;
   /** Whether writes are answered natively (off when created; native/src/writer.c), and whether they reserve space first (-noprealloc: no). */
   readerWrites(reader: object, on: 0 | 1, prealloc: 0 | 1): void;
+  /**
+   * From now on the reader walks the cipher directory from `rootFd`: for the
+   * binding's checks of kept listings, and with `unlinks` to make the unlinks
+   * the binding knows the cipher path of (native/src/unlinker.c); once only.
+   */
+  readerCipherRoot(reader: object, rootFd: number, unlinks: boolean): void;
   /** [reads answered natively, reads passed on to JS, attribute changes answered natively, writes answered natively, writes passed on to JS, unlinks answered natively, unlinks passed on to JS] */
-  /** From now on, unlinks the binding knows the cipher path of are made natively from `rootFd` (the cipher directory); once only. */
-  readerUnlinks(reader: object, rootFd: number): void;
   readerStats(reader: object): [number, number, number, number, number, number, number];
   /** What the binding's setAssistHook takes: lets its waiting threads seal chunks of a large sealBlocks (native/src/shared_job.h). */
   assistHook(): object;

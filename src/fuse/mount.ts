@@ -155,6 +155,12 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // listings bring attributes (not -reverse); TSCRYPTFS_READDIRPLUS=0
     // turns it off, for measurements.
     readdirPlus: (o.attrCache ?? true) && operations.listsAttributes && process.env.TSCRYPTFS_READDIRPLUS !== '0',
+    // The kernel keeps a directory's listing and lists it again from memory
+    // while the cipher directory is as it was when that listing was read
+    // (checked at each opendir by the read hook's walk, for a second after
+    // the listing; this mount's own changes drop it in the kernel). Not with
+    // -sharedstorage; TSCRYPTFS_KEPT_LISTINGS=0 turns it off, for measurements.
+    keptListings: (o.attrCache ?? true) && readHook !== undefined && process.env.TSCRYPTFS_KEPT_LISTINGS !== '0',
     // The kernel asks for security.capability before each write to learn
     // whether privileges must go, and for the attributes before each chown.
     // With FUSE_HANDLE_KILLPRIV_V2 it asks once per file and leaves the

@@ -38,6 +38,9 @@
  * libfuse thread, after a walk from the cipher
  * directory as the vault's (plus the long name's .name file). Off on
  * read-only mounts and with TSCRYPTFS_NATIVE_UNLINK=0.
+ *
+ * The same walk tells the binding whether a listing the kernel keeps still
+ * holds (the hook's dir_stat; mount.ts, keptListings).
  */
 import type { Vault, VaultFile } from '../vault/index.js';
 import { BATCH_GCM, BATCH_XCHACHA, READER_READABLE, READER_WRITABLE, READ_AEGIS, batchBinding } from '../crypto/native-batch.js';
@@ -93,7 +96,8 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
   if (o.attrs && env.TSCRYPTFS_NATIVE_ATTRS !== '0') binding.readerAttrs(reader, 1);
   const writes = o.writes && env.TSCRYPTFS_NATIVE_WRITE !== '0';
   if (writes) binding.readerWrites(reader, 1, vault.preallocates ? 1 : 0);
-  if (o.unlinks && env.TSCRYPTFS_NATIVE_UNLINK !== '0') binding.readerUnlinks(reader, vault.nativeRootFd());
+  // The binding checks kept listings through the reader's walks (Documentation/fuse-native.md), so it gets the root on read-only mounts too.
+  binding.readerCipherRoot(reader, vault.nativeRootFd(), o.unlinks && env.TSCRYPTFS_NATIVE_UNLINK !== '0');
   return {
     hook: reader,
     open(fh, file) {

@@ -169,8 +169,9 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       // to learn what it is, and the binding keeps them (unless something
       // changed since `gen`) for the LOOKUP and GETATTR of each that usually
       // follow, and for ls -l's ACL queries of entries with no xattrs; with
-      // each entry's cipher path, for the native unlink (native-reads.ts).
-      answer('readdir', path, cb, () => vault.readdirPacked(path).then(shownWords), (l) => [l.names, l.words, l.flags, gen, l.cipherDir, l.diskNames]);
+      // each entry's cipher path, for the native unlink (native-reads.ts);
+      // with the directory's state, the kernel may keep the listing (mount.ts, keptListings).
+      answer('readdir', path, cb, () => vault.readdirPacked(path).then(shownWords), (l) => [l.names, l.words, l.flags, gen, l.cipherDir, l.diskNames, l.dirState]);
     },
 
     readlink(path: string, cb: FuseCallback): void {

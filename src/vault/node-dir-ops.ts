@@ -13,6 +13,7 @@ import { modeWord, putWords, setSizeWords, sizeWords, STAT_WORDS } from '../util
 import { AT_REMOVEDIR } from '../util/sys-at.js';
 import { randomBytes } from 'node:crypto';
 import type { DirSlot, Located } from './backing/index.js';
+import { keepableState } from './listing-state.js';
 import { assertWritable, atEntry, credentialOf, plainError, withLongName, type Owner, type VaultCore } from './vault-core.js';
 
 /** A listing with every entry's attributes (Vault.readdirPacked). */
@@ -29,6 +30,12 @@ export interface PackedListing {
   cipherDir: string;
   /** Each entry's name on disk. */
   diskNames: string[];
+  /**
+   * The directory's own attributes (STAT_WORDS words), read before its
+   * names, when a mount's kernel may keep this listing until they change
+   * (src/vault/listing-state.ts); null otherwise.
+   */
+  dirState: Uint32Array | null;
 }
 
 /** The entry's words are its attributes as stat() gives them (not so for symlinks: their size is the target's plaintext length). */
@@ -44,18 +51,30 @@ interface Listed {
   long?: boolean;
 }
 
-/** Runs `fn` with the visible entries of a directory (plaintext name and name on disk), the directory held meanwhile. */
-async function withListing<T>(core: VaultCore, path: string, fn: (dir: DirSlot, entries: Listed[]) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` with the visible entries of a directory (plaintext name and name
+ * on disk), the directory held meanwhile; with `stateFirst`, also with its
+ * own attributes as they were before its names were read (null if that
+ * fstat failed).
+ */
+async function withListing<T>(
+  core: VaultCore,
+  path: string,
+  fn: (dir: DirSlot, entries: Listed[], before: Uint32Array | null) => Promise<T>,
+  stateFirst = false,
+): Promise<T> {
   core.assertOpen();
   const dir = await core.tree.dir(path, 'scandir');
   try {
     let names: string[];
+    let before: Uint32Array | null = null;
     try {
+      if (stateFirst) before = await core.at.fstat(dir.fd).catch(() => null);
       names = await core.at.readdirat(dir.fd, '.');
     } catch (err) {
       throw plainError(err, 'scandir', path);
     }
-    return await fn(dir, await visible(core, dir, names));
+    return await fn(dir, await visible(core, dir, names), before);
   } finally {
     dir.release();
   }
@@ -122,7 +141,7 @@ export async function readdir(core: VaultCore, path: string): Promise<string[]> 
  * and listxattr per entry.
  */
 export async function readdirPacked(core: VaultCore, path: string): Promise<PackedListing> {
-  return withListing(core, path, async (dir, entries) => {
+  return withListing(core, path, async (dir, entries, before) => {
     const n = entries.length;
     const disk = entries.map((e) => e.diskName);
     const native = core.at.statListingAt(dir.fd, disk);
@@ -141,8 +160,9 @@ export async function readdirPacked(core: VaultCore, path: string): Promise<Pack
       const none = native ? native.xattrSizes[i] === 0 : await core.at.listxattrat(dir.fd, disk[i]!).then((names) => names.length === 0, () => false);
       flags[i] = LISTED_ATTRS | (none ? LISTED_NO_XATTRS : 0) | (entries[i]!.long ? LISTED_LONG_NAME : 0);
     }
-    return { names: entries.map((e) => e.name), words, flags, cipherDir: core.tree.relativePath(dir), diskNames: disk };
-  });
+    const dirState = before === null ? null : keepableState(before, Date.now());
+    return { names: entries.map((e) => e.name), words, flags, cipherDir: core.tree.relativePath(dir), diskNames: disk, dirState };
+  }, true);
 }
 
 /**

@@ -72,14 +72,15 @@ test('the read path takes AEGIS only with the AEGIS addon\'s AEGIS-256X2 functio
   assert.deepEqual(batch.readerStats(reader), [0, 0, 0, 0, 0, 0, 0]);
 });
 
-test('readerUnlinks takes the cipher directory\'s descriptor once', T, () => {
+test('readerCipherRoot takes the cipher directory\'s descriptor once', T, () => {
   const batch = batchBinding()!;
   const [reader] = batch.readerCreate(BATCH_GCM, randomBytes(32), 16);
-  assert.throws(() => batch.readerUnlinks(reader, -1), /bad argument/, 'no descriptor');
+  assert.throws(() => batch.readerCipherRoot(reader, -1, true), /bad argument/, 'no descriptor');
   const fd = openSync(tmpdir(), 'r');
   try {
-    batch.readerUnlinks(reader, fd);
-    assert.throws(() => batch.readerUnlinks(reader, fd), /bad argument/, 'a second time');
+    assert.throws(() => batch.readerCipherRoot(reader, fd, 1 as unknown as boolean), /bad argument/, 'unlinks not a boolean');
+    batch.readerCipherRoot(reader, fd, true);
+    assert.throws(() => batch.readerCipherRoot(reader, fd, true), /bad argument/, 'a second time');
   } finally {
     closeSync(fd);
   }
