@@ -13,9 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
-#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535235u   /* "TSR5": version 5, with `attr`, `write`, `unlink` and `dir_stat` */
+#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535236u   /* "TSR6": version 6, with `attr`, `write`, `unlink`, `dir_stat` and `statfs` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -74,6 +75,12 @@ struct tscryptfs_read_hook {
      * or what it finds is no directory.
      */
     int (*dir_stat)(void *ctx, const char *cpath, struct stat *st);
+    /*
+     * Called for every STATFS before it goes to JavaScript: the file system
+     * the cipher directory is on, as src/vault/node-attrs.ts's statfs gives
+     * it. Returns 0, or -1: let JavaScript answer.
+     */
+    int (*statfs)(void *ctx, struct statvfs *st);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

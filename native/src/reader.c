@@ -352,6 +352,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     r->hook.write = reader_write;
     r->hook.unlink = reader_unlink;
     r->hook.dir_stat = reader_dir_stat;
+    r->hook.statfs = reader_statfs;
     r->root_fd = -1;
     memcpy(r->key, key, 32);
     r->slots = (uint32_t)slots;

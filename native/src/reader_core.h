@@ -140,6 +140,9 @@ int reader_unlink(void *ctx, const char *cpath, int long_name);
 /* The hook's `dir_stat` (fuse_hooks.h), in unlinker.c. */
 int reader_dir_stat(void *ctx, const char *cpath, struct stat *st);
 
+/* The hook's `statfs` (fuse_hooks.h), in unlinker.c. */
+int reader_statfs(void *ctx, struct statvfs *st);
+
 /* readerCipherRoot(reader, rootFd, unlinks), in unlinker.c. */
 napi_value reader_js_cipher_root(napi_env env, napi_callback_info info);
 

@@ -4,11 +4,12 @@
  * tmpfs takes sizes beyond memory, it only limits them): df and df -i
  * must show what the file system below says, as gocryptfs shows it. The
  * fuse-native binding once carried these counts as 32-bit words, so a
- * 16 TiB NAS or an XFS volume's free inodes came out wrapped.
+ * 16 TiB NAS or an XFS volume's free inodes came out wrapped. The answer
+ * tscryptfs gives on the libfuse thread must be its JavaScript answer.
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { initCipherdir, run, withMount, type MountImpl } from '../helpers/mount.js';
 import { py, useMountTmp } from '../helpers/mount-suite.js';
@@ -44,6 +45,22 @@ test('statfs: block and inode counts above 2^32 come through whole, as with gocr
       // Nothing else writes there: every count is exact.
       assert.deepEqual(mine, under, `${impl}: [bsize, blocks, bfree, bavail, files, ffree]`);
     }
+    // tscryptfs answers statfs on the libfuse thread (the read hook's statfs)
+    // with what its JavaScript answer would be: every field of statvfs.
+    const full = 'out([list(os.statvfs(A[0]))])';
+    const stats = join(tmp, 'statfs-ops.json');
+    const answers: number[][] = [];
+    for (const env of [{ TSCRYPTFS_OPSTATS: stats }, { TSCRYPTFS_NATIVE_READ: '0' }]) {
+      Object.assign(process.env, env);
+      try {
+        answers.push(await withMount('tscryptfs', cdir, join(tmp, 'mnt-full'), {}, async (mnt) => (await py<number[][]>(full, [mnt]))![0]!));
+      } finally {
+        for (const k of Object.keys(env)) delete process.env[k];
+      }
+    }
+    assert.deepEqual(answers[0], answers[1], 'the same statvfs, answered natively and by JavaScript');
+    const calls = JSON.parse(await fsp.readFile(stats, 'utf8')) as Record<string, number>;
+    assert.equal(calls.statfs, undefined, `no statfs reached JavaScript: ${JSON.stringify(calls)}`);
   } finally {
     const u = await run('umount', [big]);
     if (u.code !== 0) await run('umount', ['-l', big]);
