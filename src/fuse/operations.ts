@@ -23,6 +23,7 @@ import { ownerOf, type FuseCaller } from './caller.js';
 import { HiddenFiles, isHiddenPath } from './hidden-files.js';
 import type { NativeReads } from './native-reads.js';
 import { batchBinding } from '../crypto/native-batch.js';
+import { withDots, withDotsPacked } from './dot-entries.js';
 
 export interface OperationOptions {
   /** Answer security.capability lookups (-suid); otherwise EOPNOTSUPP, as gocryptfs does. */
@@ -163,7 +164,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     readdir(path: string, cb: FuseCallback): void {
       const cache = attrCache;
       const gen = cache?.gen() ?? 0; // before the listing: a change made meanwhile voids what it read
-      if (cache === null || gen === 0) return answer('readdir', path, cb, () => vault.readdir(path), (names) => [names]);
+      if (cache === null || gen === 0) return answer('readdir', path, cb, () => vault.readdir(path), (names) => [withDots(names)]);
       // The attributes go with the listing: the kernel gets each entry's type
       // and inode number (d_type, d_ino), so rm -r, find and ls need no stat
       // to learn what it is, and the binding keeps them (unless something
@@ -171,7 +172,8 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       // follow, and for ls -l's ACL queries of entries with no xattrs; with
       // each entry's cipher path, for the native unlink (native-reads.ts);
       // with the directory's state, the kernel may keep the listing (mount.ts, keptListings).
-      answer('readdir', path, cb, () => vault.readdirPacked(path).then(shownWords), (l) => [l.names, l.words, l.flags, gen, l.cipherDir, l.diskNames, l.dirState]);
+      // "." and ".." go in front, as ext4 and gocryptfs list them (dot-entries.ts).
+      answer('readdir', path, cb, () => vault.readdirPacked(path).then((l) => withDotsPacked(shownWords(l))), (l) => [l.names, l.words, l.flags, gen, l.cipherDir, l.diskNames, l.dirState]);
     },
 
     readlink(path: string, cb: FuseCallback): void {

@@ -13,6 +13,7 @@ import type { FuseCallback } from './fuse-native.js';
 import { HandleTable } from './handle-table.js';
 import type { FuseOperations } from './operations.js';
 import { wordsOf } from '../util/stat-words.js';
+import { withDots } from './dot-entries.js';
 
 export function makeReverseOperations(view: ReverseView, log: Logger, forceOwner?: { uid: number; gid: number }): FuseOperations {
   /** The attributes as the binding takes them; with -force_owner, that owner. */
@@ -43,7 +44,7 @@ export function makeReverseOperations(view: ReverseView, log: Logger, forceOwner
       answer('access', path, cb, () => view.access(path, mode));
     },
     readdir(path: string, cb: FuseCallback): void {
-      answer('readdir', path, cb, () => view.readdir(path), (names) => [names]);
+      answer('readdir', path, cb, () => view.readdir(path), (names) => [withDots(names)]);
     },
     opendir(path: string, _flags: number, cb: FuseCallback): void {
       answer('opendir', path, cb, async () => {

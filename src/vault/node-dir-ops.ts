@@ -31,9 +31,14 @@ export interface PackedListing {
   /** Each entry's name on disk. */
   diskNames: string[];
   /**
-   * The directory's own attributes (STAT_WORDS words), read before its
-   * names, when a mount's kernel may keep this listing until they change
-   * (src/vault/listing-state.ts); null otherwise.
+   * The attributes of the directory itself (read before its names) and of
+   * its parent on disk, STAT_WORDS words each ("." and ".." for a mount's
+   * listing; all zero where lstat failed).
+   */
+  dots: Uint32Array;
+  /**
+   * The directory's own attributes, when a mount's kernel may keep this
+   * listing until they change (src/vault/listing-state.ts); null otherwise.
    */
   dirState: Uint32Array | null;
 }
@@ -160,8 +165,12 @@ export async function readdirPacked(core: VaultCore, path: string): Promise<Pack
       const none = native ? native.xattrSizes[i] === 0 : await core.at.listxattrat(dir.fd, disk[i]!).then((names) => names.length === 0, () => false);
       flags[i] = LISTED_ATTRS | (none ? LISTED_NO_XATTRS : 0) | (entries[i]!.long ? LISTED_LONG_NAME : 0);
     }
+    const dots = new Uint32Array(2 * STAT_WORDS);
+    if (before !== null) putWords(dots, 0, before);
+    const parent = await core.at.fstatat(dir.fd, '..').catch(() => null);
+    if (parent !== null) putWords(dots, 1, parent);
     const dirState = before === null ? null : keepableState(before, Date.now());
-    return { names: entries.map((e) => e.name), words, flags, cipherDir: core.tree.relativePath(dir), diskNames: disk, dirState };
+    return { names: entries.map((e) => e.name), words, flags, cipherDir: core.tree.relativePath(dir), diskNames: disk, dots, dirState };
   }, true);
 }
 

@@ -86,6 +86,24 @@ test('without READDIRPLUS (TSCRYPTFS_READDIRPLUS=0) the same ls -l looks up ever
   }
 });
 
+test('every listing starts with . and .., with their inode numbers, as gocryptfs lists them (ls -fai, getdents)', T, async () => {
+  const d = fx.p('dots');
+  await fsp.mkdir(d);
+  await fsp.writeFile(join(d, 'x'), 'x');
+  await fsp.mkdir(join(d, 'sub'));
+  for (const [dir, names] of [[d, ['sub', 'x']], [join(d, 'sub'), []]] as const) {
+    for (let round = 0; round < 2; round++) {
+      // `ls -fai`: directory order, no sorting, with each entry's d_ino.
+      const rows = (await ok('ls', ['-fai', dir])).trim().split('\n').map((l) => l.trim().split(/\s+/));
+      assert.deepEqual(rows.slice(0, 2).map((r) => r[1]), ['.', '..'], `${dir}: . and .. come first (listing ${round})`);
+      assert.equal(rows[0]![0], String((await fsp.stat(dir, { bigint: true })).ino), `${dir}: . has the directory's inode number`);
+      if (dir !== d) assert.equal(rows[1]![0], String((await fsp.stat(d, { bigint: true })).ino), `${dir}: .. has its parent's`);
+      assert.deepEqual(rows.slice(2).map((r) => r[1]).sort(), [...names], `${dir}: then the entries, once each`);
+    }
+  }
+  assert.deepEqual((await fsp.readdir(d)).sort(), ['sub', 'x'], 'fs.readdir leaves . and .. out, as everywhere');
+});
+
 test('names a listing handed over show every later change at once: hard links, chmod, rename, unlink, and after the kernel forgot them', T, async () => {
   const dir = fx.p('changes');
   await fsp.mkdir(dir);
