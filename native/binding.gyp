@@ -37,7 +37,9 @@
         "src/napi_args.c",
         "src/reader.c",
         "src/writer.c",
-        "src/unlinker.c"
+        "src/unlinker.c",
+        "src/name_cipher.c",
+        "src/lookup.c"
       ],
       "cflags": [
         "-O2",

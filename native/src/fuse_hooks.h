@@ -16,7 +16,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535236u   /* "TSR6": version 6, with `attr`, `write`, `unlink`, `dir_stat` and `statfs` */
+#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535237u   /* "TSR7": version 7, with `attr`, `write`, `unlink`, `dir_stat`, `statfs` and `lookup` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -81,6 +81,18 @@ struct tscryptfs_read_hook {
      * it. Returns 0, or -1: let JavaScript answer.
      */
     int (*statfs)(void *ctx, struct statvfs *st);
+    /*
+     * Called for a GETATTR (libfuse2's LOOKUP too) the attribute cache
+     * cannot answer, before it goes to JavaScript: the attributes of
+     * plaintext `path` ("/..."), as src/vault/node-attrs.ts's statWords
+     * gives them, and its cipher path (as for `unlink`; "" when it does
+     * not fit in `cap` bytes) with whether its last name is a long name's.
+     * `dirs_gen` counts the directory changes (mkdir, rmdir, rename) that
+     * started and that ended: what the hook keeps of directories holds
+     * only while it stands still. Returns 0, -ENOENT when the name does not
+     * exist, or TSCRYPTFS_HOOK_PASS: let JavaScript answer.
+     */
+    int (*lookup)(void *ctx, const char *path, const uint64_t *dirs_gen, struct stat *st, char *cpath, size_t cap, int *cpath_long);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

@@ -55,6 +55,7 @@ static void tl_free(void *p)
     if (!t) return;
     if (t->ctx) EVP_CIPHER_CTX_free(t->ctx);
     if (t->ectx) EVP_CIPHER_CTX_free(t->ectx);
+    if (t->nctx) EVP_CIPHER_CTX_free(t->nctx);
     free(t->buf);
     if (t->plain) OPENSSL_cleanse(t->plain, t->plain_cap);
     free(t->plain);
@@ -235,6 +236,11 @@ static int64_t shown_size(int64_t size, size_t cbs, size_t overhead)
     return reader_plain_size(size, cbs, overhead);
 }
 
+int64_t reader_shown_size(int64_t size, size_t nonce)
+{
+    return shown_size(size, BLOCK + nonce + AEAD_TAG, nonce + AEAD_TAG);
+}
+
 struct handle *reader_pin(struct reader *r, uint64_t fh)
 {
     struct handle *h;
@@ -272,8 +278,7 @@ static int reader_attr(void *ctx, uint64_t fh, const struct tscryptfs_attr_chang
     }
     res = rc == 0 ? 0 : -errno;
     if (res == 0 && fstat(h->fd, st) == 0) {
-        const size_t overhead = r->nonce + AEAD_TAG;
-        if (S_ISREG(st->st_mode)) st->st_size = (off_t)shown_size((int64_t)st->st_size, BLOCK + overhead, overhead);
+        if (S_ISREG(st->st_mode)) st->st_size = (off_t)reader_shown_size((int64_t)st->st_size, r->nonce);
         *have_stat = 1;
     }
     __atomic_add_fetch(&r->attrs_served, 1, __ATOMIC_RELAXED);
@@ -297,7 +302,9 @@ static void reader_finalize(napi_env env, void *data, void *hint)
     }
     if (r->fences_ref) napi_delete_reference(env, r->fences_ref);
     if (r->root_fd >= 0) close(r->root_fd);
+    reader_names_free(r);
     pthread_mutex_destroy(&r->mut);
+    pthread_mutex_destroy(&r->ivs_mut);
     pthread_cond_destroy(&r->idle);
     OPENSSL_cleanse(r->key, sizeof r->key);
     free(r);
@@ -353,10 +360,12 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     r->hook.unlink = reader_unlink;
     r->hook.dir_stat = reader_dir_stat;
     r->hook.statfs = reader_statfs;
+    r->hook.lookup = reader_lookup;
     r->root_fd = -1;
     memcpy(r->key, key, 32);
     r->slots = (uint32_t)slots;
     pthread_mutex_init(&r->mut, NULL);
+    pthread_mutex_init(&r->ivs_mut, NULL);
     pthread_cond_init(&r->idle, NULL);
     if (napi_create_arraybuffer(env, slots * FENCE_STRIDE * sizeof(int32_t), &fences, &ab) != napi_ok) {
         reader_finalize(env, r, NULL);
@@ -443,7 +452,7 @@ static napi_value js_attrs(napi_env env, napi_callback_info info)
 /*
  * readerStats(reader) -> [reads answered natively, reads passed on to JavaScript,
  * attribute changes answered natively, writes answered natively, writes passed on,
- * unlinks answered natively, unlinks passed on]
+ * unlinks answered natively, unlinks passed on, lookups answered natively, lookups passed on]
  */
 static napi_value js_stats(napi_env env, napi_callback_info info)
 {
@@ -452,7 +461,7 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     struct reader *r;
     if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || !(r = reader_get(env, argv[0])))
         return throw_inval(env, "readerStats(reader): bad argument");
-    if (napi_create_array_with_length(env, 7, &out) != napi_ok) return NULL;
+    if (napi_create_array_with_length(env, 9, &out) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 0, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 1, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->attrs_served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 2, v) != napi_ok) return NULL;
@@ -460,6 +469,8 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     if (napi_create_double(env, (double)__atomic_load_n(&r->writes_passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 4, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->unlinked, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 5, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->unlinks_passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 6, v) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->looked_up, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 7, v) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->lookups_passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 8, v) != napi_ok) return NULL;
     return out;
 }
 
@@ -469,6 +480,7 @@ int reader_register(napi_env env, napi_value exports)
         const char *name;
         napi_callback fn;
     } fns[] = {{"readerCreate", js_create}, {"readerOpen", js_open}, {"readerClose", js_close}, {"readerAttrs", js_attrs}, {"readerWrites", reader_js_writes}, {"readerCipherRoot", reader_js_cipher_root},
+                 {"readerNames", reader_js_names}, {"readerLookups", reader_js_lookups}, {"nameEncrypt", reader_js_name_encrypt},
                  {"readerStats", js_stats}};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         napi_value f;

@@ -21,6 +21,7 @@
 #include "aegis_export.h"
 #include "format.h"
 #include "fuse_hooks.h"
+#include "name_cipher.h"
 #include <node_api.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -38,6 +39,12 @@
 
 /* Besides aead_block.h's two: AEGIS-256X2, through the AEGIS addon's functions (aegis_export.h). */
 #define READ_AEGIS 2
+
+/* lookup.c: directories' IVs and cipher paths kept by plaintext path */
+#define IV_SLOTS 512
+#define IV_PPATH_MAX 256
+#define IV_CPATH_MAX 640
+struct iv_slot;
 
 /* readerOpen's flags. */
 #define HANDLE_READABLE 1 /* not O_WRONLY: its reads may be answered */
@@ -77,6 +84,12 @@ struct reader {
     int root_fd;  /* unlinker.c: the cipher directory (readerCipherRoot's own copy); -1: unlinks go to JS, no listing is kept */
     int unlinks;  /* reader_unlink answers (readerCipherRoot); set before root_fd */
     uint64_t unlinked, unlinks_passed;
+    struct name_key names; /* lookup.c: set once by readerNames */
+    int names_set;
+    int lookups;            /* reader_lookup answers (readerNames, readerLookups) */
+    struct iv_slot *ivs;    /* IV_SLOTS, under ivs_mut */
+    pthread_mutex_t ivs_mut;
+    uint64_t looked_up, lookups_passed;
 };
 
 /* Per libfuse thread: contexts keyed for one reader, and buffers. */
@@ -94,6 +107,8 @@ struct thread_state {
     uint8_t *out; /* writer.c: the sealed blocks */
     size_t out_cap;
     uint8_t part[BLOCK];
+    EVP_CIPHER_CTX *nctx; /* lookup.c: AES-256-ECB under the name key */
+    uint64_t ngen;
 };
 
 /* This thread's state, with a decrypting context for `r` and room for `need` cipher bytes in buf; NULL when out of memory. */
@@ -125,6 +140,9 @@ int reader_open_block(struct reader *r, struct thread_state *t, int rekey, const
 /* The plaintext size of a cipher file of `size` bytes (> HEADER); -1 when its last block is too short. */
 int64_t reader_plain_size(int64_t size, size_t cbs, size_t overhead);
 
+/* The plaintext size stat shows for a cipher file of `size` bytes, with `nonce`-byte nonces. */
+int64_t reader_shown_size(int64_t size, size_t nonce);
+
 /* The reader an external made by readerCreate points to; NULL for anything else. */
 struct reader *reader_get(napi_env env, napi_value v);
 
@@ -145,5 +163,16 @@ int reader_statfs(void *ctx, struct statvfs *st);
 
 /* readerCipherRoot(reader, rootFd, unlinks), in unlinker.c. */
 napi_value reader_js_cipher_root(napi_env env, napi_callback_info info);
+
+int reader_lookup(void *ctx, const char *path, const uint64_t *dirs_gen, struct stat *st, char *cpath, size_t cap, int *cpath_long);
+
+napi_value reader_js_names(napi_env env, napi_callback_info info);
+
+napi_value reader_js_lookups(napi_env env, napi_callback_info info);
+
+napi_value reader_js_name_encrypt(napi_env env, napi_callback_info info);
+
+/* Frees lookup.c's part of a reader. */
+void reader_names_free(struct reader *r);
 
 #endif

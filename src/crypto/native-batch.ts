@@ -44,8 +44,21 @@ export interface BatchBinding {
    * the binding knows the cipher path of (native/src/unlinker.c); once only.
    */
   readerCipherRoot(reader: object, rootFd: number, unlinks: boolean): void;
-  /** [reads answered natively, reads passed on to JS, attribute changes answered natively, writes answered natively, writes passed on to JS, unlinks answered natively, unlinks passed on to JS] */
-  readerStats(reader: object): [number, number, number, number, number, number, number];
+  /**
+   * From now on (after readerCipherRoot) the reader answers the binding's
+   * lookups (native/src/lookup.c), encrypting names under `emeKey` (copied),
+   * long names hashed above `longNameMax`; once only.
+   */
+  readerNames(reader: object, emeKey: Uint8Array, longNameMax: number, raw64: boolean): void;
+  /** [the name on disk of plaintext `name` under directory IV `iv`, whether it is a long name's hash], as the native lookup makes it. */
+  nameEncrypt(emeKey: Uint8Array, iv: Uint8Array, name: Uint8Array, longNameMax: number, raw64: boolean): [string, boolean];
+  /** Whether the reader answers lookups (on after readerNames). */
+  readerLookups(reader: object, on: boolean): void;
+  /**
+   * [reads answered natively, reads passed on to JS, attribute changes answered natively, writes answered natively,
+   * writes passed on to JS, unlinks answered natively, unlinks passed on to JS, lookups answered natively, lookups passed on to JS]
+   */
+  readerStats(reader: object): [number, number, number, number, number, number, number, number, number];
   /** What the binding's setAssistHook takes: lets its waiting threads seal chunks of a large sealBlocks (native/src/shared_job.h). */
   assistHook(): object;
   /** [jobs opened to other threads, chunks they sealed], for this process so far. */

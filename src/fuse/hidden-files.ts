@@ -53,6 +53,12 @@ export class HiddenFiles {
   constructor(
     private readonly vault: Vault,
     private readonly handles: HandleTable,
+    /**
+     * Told when the first entry of justHidden comes and when the last goes:
+     * while there are any, every lookup must reach forgetHiding (the
+     * native lookup stays off).
+     */
+    private readonly onPending: (pending: boolean) => void = () => undefined,
   ) {}
 
   has(path: string): boolean {
@@ -75,11 +81,17 @@ export class HiddenFiles {
     await this.vault.unlink(from);
     this.hidden.set(basename(hiddenPath), open);
     this.justHidden.set(from, hiddenPath);
+    if (this.justHidden.size === 1) this.onPending(true);
+  }
+
+  /** Removes justHidden's entry for `path`, telling onPending when it was the last. */
+  private unmark(path: string): void {
+    if (this.justHidden.delete(path) && this.justHidden.size === 0) this.onPending(false);
   }
 
   /** A lookup (getattr) of `path`: whatever was hidden there is no longer the second half of a rename. */
   forgetHiding(path: string): void {
-    if (this.justHidden.size > 0) this.justHidden.delete(path);
+    if (this.justHidden.size > 0) this.unmark(path);
   }
 
   /**
@@ -91,7 +103,7 @@ export class HiddenFiles {
   async renamesOntoItself(from: string, to: string): Promise<boolean> {
     const hiddenPath = this.justHidden.get(to);
     if (hiddenPath === undefined) return false;
-    this.justHidden.delete(to);
+    this.unmark(to);
     // Compared with the open file itself: once it is closed, its inode number may be reused.
     const hiddenSt = await this.stat(hiddenPath).catch(() => null);
     if (!hiddenSt) return false;
@@ -165,7 +177,7 @@ export class HiddenFiles {
     const name = basename(path);
     this.hidden.delete(name);
     for (const [target, hiddenPath] of this.justHidden) {
-      if (basename(hiddenPath) === name) this.justHidden.delete(target);
+      if (basename(hiddenPath) === name) this.unmark(target);
     }
   }
 }

@@ -59,8 +59,24 @@ export interface NativeReads {
   open(fh: number, file: VaultFile): void;
   /** Before the handle's descriptor is closed. */
   close(fh: number): void;
-  /** Reads answered natively, reads it passed on to JS, attribute changes answered natively, writes and unlinks answered natively and passed on. */
-  stats(): { served: number; passed: number; attrs: number; written: number; writesPassed: number; unlinked: number; unlinksPassed: number };
+  /**
+   * Whether lookups may be answered natively (when they are at all): off
+   * while libfuse's rename over an open file is half done, whose second
+   * half JS must tell from a lookup in between (src/fuse/hidden-files.ts).
+   */
+  lookups(on: boolean): void;
+  /** Reads answered natively, reads it passed on to JS, attribute changes answered natively, writes, unlinks and lookups answered natively and passed on. */
+  stats(): {
+    served: number;
+    passed: number;
+    attrs: number;
+    written: number;
+    writesPassed: number;
+    unlinked: number;
+    unlinksPassed: number;
+    lookedUp: number;
+    lookupsPassed: number;
+  };
 }
 
 export interface NativeReadsOptions {
@@ -70,6 +86,8 @@ export interface NativeReadsOptions {
   writes: boolean;
   /** Answer unlinks of listed names natively too (unless TSCRYPTFS_NATIVE_UNLINK=0). */
   unlinks: boolean;
+  /** Answer lookups natively too (unless TSCRYPTFS_NATIVE_LOOKUP=0), where the vault's names allow (Vault.nativeNameKey). */
+  lookups: boolean;
 }
 
 /** A native reader for `vault`'s files, or null when it cannot be had (cipher, backend, addon, environment). */
@@ -98,6 +116,14 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
   if (writes) binding.readerWrites(reader, 1, vault.preallocates ? 1 : 0);
   // The binding checks kept listings through the reader's walks (Documentation/fuse-native.md), so it gets the root on read-only mounts too.
   binding.readerCipherRoot(reader, vault.nativeRootFd(), o.unlinks && env.TSCRYPTFS_NATIVE_UNLINK !== '0');
+  const names = o.lookups && env.TSCRYPTFS_NATIVE_LOOKUP !== '0' ? vault.nativeNameKey() : null;
+  if (names) {
+    try {
+      binding.readerNames(reader, names.key, names.longNameMax, names.raw64);
+    } finally {
+      names.key.fill(0);
+    }
+  }
   return {
     hook: reader,
     open(fh, file) {
@@ -109,9 +135,12 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
     close(fh) {
       binding.readerClose(reader, fh); // nothing to do for a handle it never saw
     },
+    lookups(on) {
+      binding.readerLookups(reader, on); // stays off when readerNames was never called
+    },
     stats() {
-      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed] = binding.readerStats(reader);
-      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed };
+      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed] = binding.readerStats(reader);
+      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed };
     },
   };
 }

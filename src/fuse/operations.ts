@@ -69,7 +69,8 @@ export interface AttrCacheHook {
 
 export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger): FuseOperations {
   const handles = new HandleTable();
-  const hidden = new HiddenFiles(vault, handles);
+  const reads = opts.reads ?? null;
+  const hidden = new HiddenFiles(vault, handles, (pending) => reads?.lookups(!pending));
   const calls = new CallCounter();
   const answer = makeAnswer(calls, log);
   let attrCache: AttrCacheHook | null = null;
@@ -105,7 +106,6 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   };
   const fail = (cb: FuseCallback, code: 'EPERM' | 'EOPNOTSUPP'): void => cb(-OS.errno[code]);
   const handle = (fh: number) => handles.need(fh);
-  const reads = opts.reads ?? null;
   /** A new handle, registered with the native read path. */
   const addHandle = (f: VaultFile): number => {
     const fh = handles.add(f);
@@ -315,7 +315,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
   };
 
-  /** What the native read path answered: reads, chmod, chown and utimens of open files, writes and unlinks (each once there are any). */
+  /** What the native read path answered: reads, chmod, chown and utimens of open files, writes, unlinks and lookups (each once there are any). */
   const nativeCalls = (r: NativeReads): Record<string, number> => {
     const st = r.stats();
     return {
@@ -323,6 +323,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       ...(st.attrs > 0 && { nativeAttr: st.attrs }),
       ...(st.written > 0 && { nativeWrite: st.written }),
       ...(st.unlinked > 0 && { nativeUnlink: st.unlinked }),
+      ...(st.lookedUp > 0 && { nativeLookup: st.lookedUp }),
     };
   };
 

@@ -55,6 +55,25 @@ function contentKey(masterKey: Uint8Array, f: FormatOptions): Uint8Array {
   }
 }
 
+/** The name key and settings for a mount's native lookup (native/src/lookup.c). */
+export interface NativeNameKey {
+  key: Uint8Array;
+  longNameMax: number;
+  raw64: boolean;
+}
+
+/**
+ * The EME key for the native lookup, freshly derived (the caller wipes it
+ * once handed over); null unless names are encrypted with per-directory
+ * IVs and long names on, on the OpenSSL backend, which is what the native
+ * lookup implements.
+ */
+export function nativeNameKey(masterKey: Uint8Array, f: FormatOptions, backend: BackendName = 'node'): NativeNameKey | null {
+  if (backend !== 'node' || f.plaintextNames || !f.dirIV || !f.longNames) return null;
+  const key = f.hkdf ? hkdfSha256(masterKey, HKDF_INFO.eme, 32) : Uint8Array.from(masterKey);
+  return { key, longNameMax: f.longNameMax, raw64: f.raw64 };
+}
+
 export function deriveCiphers(masterKey: Uint8Array, f: FormatOptions, backend: BackendName = 'node'): VaultCiphers {
   const emeKey = f.hkdf ? hkdfSha256(masterKey, HKDF_INFO.eme, 32) : masterKey;
   const cKey = contentKey(masterKey, f);

@@ -25,7 +25,7 @@ import { stderrLogger } from '../util/logger.js';
 import { atCalls, type AtCalls, type TimeArg } from '../util/sys-at.js';
 import { FileStateTable } from './file-state.js';
 import { WriteFences } from './write-fences.js';
-import { deriveCiphers, nativeContentKey, type NativeContentKey, type VaultCiphers } from './keys.js';
+import { deriveCiphers, nativeContentKey, nativeNameKey, type NativeContentKey, type NativeNameKey, type VaultCiphers } from './keys.js';
 import type { BackendName } from '../crypto/index.js';
 import {
   passwordBytes,
@@ -177,6 +177,17 @@ export class Vault {
   nativeReadKey(): NativeContentKey | null {
     this.assertOpen();
     return nativeContentKey(this.masterKey, this.format, this.backend);
+  }
+
+  /**
+   * For a mount's native lookup (native/src/lookup.c): the name key, freshly
+   * derived (the caller wipes it), when the native lookup finds names as
+   * this vault does; null otherwise (plaintext or deterministic names,
+   * long names off, -badname, the TypeScript backend).
+   */
+  nativeNameKey(): NativeNameKey | null {
+    this.assertOpen();
+    return this.tree.badname.length > 0 ? null : nativeNameKey(this.masterKey, this.format, this.backend);
   }
 
   /**

@@ -69,7 +69,7 @@ test('the read path takes AEGIS only with the AEGIS addon\'s AEGIS-256X2 functio
   const [reader, fences] = batch.readerCreate(READ_AEGIS, key, 16, aegis.decryptHandle(AEGIS_VARIANTS.aegis256x2.nativeId));
   assert.equal(typeof reader, 'object');
   assert.equal(fences.byteLength, 16 * 4 * 4, 'four int32 per slot: started, finished, owner, spare');
-  assert.deepEqual(batch.readerStats(reader), [0, 0, 0, 0, 0, 0, 0]);
+  assert.deepEqual(batch.readerStats(reader), [0, 0, 0, 0, 0, 0, 0, 0, 0]);
 });
 
 test('readerCipherRoot takes the cipher directory\'s descriptor once', T, () => {
@@ -84,5 +84,23 @@ test('readerCipherRoot takes the cipher directory\'s descriptor once', T, () => 
   } finally {
     closeSync(fd);
   }
-  assert.deepEqual(batch.readerStats(reader).slice(5), [0, 0], 'unlinks answered and passed on');
+  assert.deepEqual(batch.readerStats(reader).slice(5), [0, 0, 0, 0], 'unlinks and lookups answered and passed on');
+});
+
+test('readerNames takes the name key once, after readerCipherRoot', T, () => {
+  const batch = batchBinding()!;
+  const [reader] = batch.readerCreate(BATCH_GCM, randomBytes(32), 16);
+  assert.throws(() => batch.readerNames(reader, randomBytes(32), 255, true), /bad argument/, 'before readerCipherRoot');
+  const fd = openSync(tmpdir(), 'r');
+  try {
+    batch.readerCipherRoot(reader, fd, false);
+  } finally {
+    closeSync(fd);
+  }
+  assert.throws(() => batch.readerNames(reader, randomBytes(16), 255, true), /bad argument/, 'a 16-byte key');
+  assert.throws(() => batch.readerNames(reader, randomBytes(32), 61, true), /bad argument/, 'LongNameMax below 62');
+  batch.readerNames(reader, randomBytes(32), 255, true);
+  assert.throws(() => batch.readerNames(reader, randomBytes(32), 255, true), /bad argument/, 'a second time');
+  batch.readerLookups(reader, false);
+  batch.readerLookups(reader, true);
 });
