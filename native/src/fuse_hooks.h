@@ -16,7 +16,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535237u   /* "TSR7": version 7, with `attr`, `write`, `unlink`, `dir_stat`, `statfs` and `lookup` */
+#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535238u   /* "TSR8": version 8, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup` and `dirs_changed` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -88,11 +88,17 @@ struct tscryptfs_read_hook {
      * gives them, and its cipher path (as for `unlink`; "" when it does
      * not fit in `cap` bytes) with whether its last name is a long name's.
      * `dirs_gen` counts the directory changes (mkdir, rmdir, rename) that
-     * started and that ended: what the hook keeps of directories holds
-     * only while it stands still. Returns 0, -ENOENT when the name does not
-     * exist, or TSCRYPTFS_HOOK_PASS: let JavaScript answer.
+     * started and that ended: the hook keeps what it read of directories
+     * only if it stood still meanwhile. Returns 0, -ENOENT when the name
+     * does not exist, or TSCRYPTFS_HOOK_PASS: let JavaScript answer.
      */
     int (*lookup)(void *ctx, const char *path, const uint64_t *dirs_gen, struct stat *st, char *cpath, size_t cap, int *cpath_long);
+    /*
+     * Called when a mkdir, rmdir or rename starts and when it has ended
+     * (after dirs_gen stepped on), for its path and a rename's new path:
+     * the hook forgets what it kept of that directory and all below it.
+     */
+    void (*dirs_changed)(void *ctx, const char *path);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

@@ -14,10 +14,12 @@
  * disk. A symlink planted in the cipher directory is never followed.
  *
  * Directories' IVs and cipher paths are kept, by plaintext path, as the
- * vault's directory cache keeps them (dir-cache.ts): for a second, and only
- * while the binding's count of directory changes (`dirs_gen`: mkdir, rmdir
- * and rename, counted when each starts and when it ends) stands where it
- * stood when they were read. A kept directory is opened in one openat2(2)
+ * vault's directory cache keeps them (dir-cache.ts): for a second. A mkdir,
+ * rmdir or rename through the mount makes the hook forget the directories
+ * it touches and all below them when it starts and again when it ends
+ * (`dirs_changed`), and what a walk read is kept only if the binding's
+ * count of those changes (`dirs_gen`, which steps on before each
+ * forgetting) stood still while it read. A kept directory is opened in one openat2(2)
  * with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, which refuses symlinks on the
  * way as the walk does (or by the walk, on kernels before 5.6).
  *
@@ -47,8 +49,8 @@
 #define IV_TTL_NS 1000000000LL
 
 struct iv_slot {
-    uint64_t gen; /* dirs_gen when read; 0: empty */
-    int64_t at;   /* CLOCK_MONOTONIC ns when read */
+    int used;
+    int64_t at; /* CLOCK_MONOTONIC ns when read */
     uint16_t plen, clen;
     char ppath[IV_PPATH_MAX];
     char cpath[IV_CPATH_MAX];
@@ -70,14 +72,14 @@ static uint32_t fnv1a(const char *s, size_t len)
 }
 
 /* The kept IV and cipher path of plaintext directory `p` (`plen` bytes; 0: the root); 0 when none is valid. */
-static int iv_get(struct reader *r, const char *p, size_t plen, uint64_t gen, uint8_t *iv, char *cpath, size_t *clen)
+static int iv_get(struct reader *r, const char *p, size_t plen, uint8_t *iv, char *cpath, size_t *clen)
 {
     if (plen >= IV_PPATH_MAX) return 0;
     struct iv_slot *s = &r->ivs[fnv1a(p, plen) % IV_SLOTS];
     const int64_t now = now_ns();
     int hit = 0;
     pthread_mutex_lock(&r->ivs_mut);
-    if (s->gen == gen && s->plen == plen && memcmp(s->ppath, p, plen) == 0 && now - s->at >= 0 && now - s->at < IV_TTL_NS) {
+    if (s->used && s->plen == plen && memcmp(s->ppath, p, plen) == 0 && now - s->at >= 0 && now - s->at < IV_TTL_NS) {
         memcpy(iv, s->iv, NAME_IV_LEN);
         memcpy(cpath, s->cpath, s->clen);
         cpath[s->clen] = 0;
@@ -96,13 +98,27 @@ static void iv_put(struct reader *r, const char *p, size_t plen, const uint64_t 
     struct iv_slot *s = &r->ivs[fnv1a(p, plen) % IV_SLOTS];
     pthread_mutex_lock(&r->ivs_mut);
     if (__atomic_load_n(dirs_gen, __ATOMIC_ACQUIRE) == gen) {
-        s->gen = gen;
+        s->used = 1;
         s->at = at;
         s->plen = (uint16_t)plen;
         memcpy(s->ppath, p, plen);
         s->clen = (uint16_t)clen;
         memcpy(s->cpath, cpath, clen);
         memcpy(s->iv, iv, NAME_IV_LEN);
+    }
+    pthread_mutex_unlock(&r->ivs_mut);
+}
+
+/* The hook's `dirs_changed` (fuse_hooks.h): forgets plaintext directory `path` and everything kept below it. */
+void reader_dirs_changed(void *ctx, const char *path)
+{
+    struct reader *r = ctx;
+    if (!r->ivs || !path) return;
+    const size_t n = strlen(path);
+    pthread_mutex_lock(&r->ivs_mut);
+    for (size_t i = 0; i < IV_SLOTS; i++) {
+        struct iv_slot *s = &r->ivs[i];
+        if (s->used && s->plen >= n && memcmp(s->ppath, path, n) == 0 && (s->plen == n || s->ppath[n] == '/')) s->used = 0;
     }
     pthread_mutex_unlock(&r->ivs_mut);
 }
@@ -128,7 +144,7 @@ static int read_iv(int dfd, uint8_t *iv)
 /* Directory `cpath` below `root`, O_PATH, never through a symlink; -1 when that fails. */
 static int open_beneath(int root, const char *cpath)
 {
-    static int no_openat2;
+    static int no_openat2; /* set once when the kernel says ENOSYS (before Linux 5.6); a kernel does not gain it while we run */
     if (cpath[0] == 0) return root;
     if (!__atomic_load_n(&no_openat2, __ATOMIC_RELAXED)) {
         struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
@@ -227,13 +243,13 @@ int reader_lookup(void *ctx, const char *path, const uint64_t *dirs_gen, struct 
     uint8_t iv[NAME_IV_LEN];
     size_t clen = 0;
     int dfd = -1, is_long = 0;
-    if (iv_get(r, path, dlen, gen, iv, cpath, &clen)) {
+    if (iv_get(r, path, dlen, iv, cpath, &clen)) {
         dfd = open_beneath(root, cpath);
         if (dfd < 0) goto pass;
     } else {
         /* The walk from the root, keeping each directory it reads. */
         int64_t at = now_ns();
-        if (!iv_get(r, path, 0, gen, iv, cpath, &clen)) {
+        if (!iv_get(r, path, 0, iv, cpath, &clen)) {
             if (!read_iv(root, iv)) goto pass;
             iv_put(r, path, 0, dirs_gen, gen, at, iv, "", 0);
         }

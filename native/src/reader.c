@@ -361,6 +361,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     r->hook.dir_stat = reader_dir_stat;
     r->hook.statfs = reader_statfs;
     r->hook.lookup = reader_lookup;
+    r->hook.dirs_changed = reader_dirs_changed;
     r->root_fd = -1;
     memcpy(r->key, key, 32);
     r->slots = (uint32_t)slots;

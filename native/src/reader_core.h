@@ -166,6 +166,8 @@ napi_value reader_js_cipher_root(napi_env env, napi_callback_info info);
 
 int reader_lookup(void *ctx, const char *path, const uint64_t *dirs_gen, struct stat *st, char *cpath, size_t cap, int *cpath_long);
 
+void reader_dirs_changed(void *ctx, const char *path);
+
 napi_value reader_js_names(napi_env env, napi_callback_info info);
 
 napi_value reader_js_lookups(napi_env env, napi_callback_info info);
