@@ -50,7 +50,8 @@ export interface FuseOperations {
    * answers itself is not counted), plus `nativeRead`: the reads the native
    * read path answered, when there is one, and `nativeAttr`: the chmod,
    * chown and utimens of open files it answered, `nativeWrite`: the
-   * writes it answered, and `nativeUnlink`: the unlinks, each once there are any.
+   * writes it answered, `nativeUnlink`: the unlinks, and `nativeLookup`: the
+   * lookups, each once there are any.
    */
   calls(): Record<string, number>;
   /** Connects the binding's attribute cache, once mounted: readdir then fills it for the entries it lists. */
@@ -116,7 +117,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   /** -idle: reads and attribute changes answered natively count as activity too. */
   const lastActivity = (): number => {
     const st = reads?.stats();
-    const served = st ? st.served + st.attrs : 0;
+    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp : 0; // what the libfuse threads answered is activity too
     if (served !== nativeSeen) {
       nativeSeen = served;
       calls.last = Date.now();

@@ -89,6 +89,23 @@ test('-idle unmounts after the quiet period, not while a file is open', T, async
   });
 });
 
+test('-idle: lookups keep the mount, also those the libfuse threads answer', T, async () => {
+  const mnt = join(fx.tmp, 'm6b');
+  await withMount(impl, fx.cipherdir, mnt, { flags: ['-idle', '2s'] }, async () => {
+    // A new name every 50 ms for 4 s: each a lookup that reaches the daemon (no cache holds it).
+    for (let i = 0; i < 80; i++) {
+      await assert.rejects(fsp.stat(join(mnt, `missing-${i}`)), { code: 'ENOENT' });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(isMounted(mnt), 'lookups are activity');
+    assert.ok(await waitFor(() => !isMounted(mnt), 10_000), 'idle unmount once they stop');
+    assert.ok(await waitFor(() => daemonPids(mnt).length === 0, 5_000), 'the daemon exits');
+  }).catch(async (err) => {
+    if (isMounted(mnt)) await unmountAndReap(mnt);
+    throw err;
+  });
+});
+
 test('the default background mount returns with its output closed, and logs go to syslog', T, async () => {
   const mnt = join(fx.tmp, 'm7');
   await fsp.mkdir(mnt);
