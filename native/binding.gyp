@@ -39,7 +39,8 @@
         "src/writer.c",
         "src/unlinker.c",
         "src/name_cipher.c",
-        "src/lookup.c"
+        "src/lookup.c",
+        "src/opener.c"
       ],
       "cflags": [
         "-O2",

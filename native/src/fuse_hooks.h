@@ -16,7 +16,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535238u   /* "TSR8": version 8, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup` and `dirs_changed` */
+#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535239u   /* "TSR9": version 9, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open` and `release` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -99,6 +99,22 @@ struct tscryptfs_read_hook {
      * the hook forgets what it kept of that directory and all below it.
      */
     void (*dirs_changed)(void *ctx, const char *path);
+    /*
+     * Called for an OPEN (not a CREATE) before it goes to JavaScript, with
+     * the open(2) flags: opens plaintext `path` for reading, found as for
+     * `lookup`, and registers the handle for native reads. Returns 0 with
+     * the new handle in *fh (NATIVE_FH_BASE and up, never one JavaScript
+     * gives), or TSCRYPTFS_HOOK_PASS (nothing opened): let JavaScript
+     * answer.
+     */
+    int (*open)(void *ctx, const char *path, int flags, const uint64_t *dirs_gen, uint64_t *fh);
+    /*
+     * Called for every RELEASE before it goes to JavaScript: closes a handle
+     * `open` made. Returns 0 when that was all, or TSCRYPTFS_HOOK_PASS: the
+     * handle is JavaScript's, or JavaScript holds a copy of it, and gets
+     * the RELEASE too.
+     */
+    int (*release)(void *ctx, uint64_t fh);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

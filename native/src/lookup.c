@@ -215,6 +215,67 @@ static int appended(char *cpath, size_t *clen, size_t cap, const char *name)
     return 1;
 }
 
+/*
+ * Finds plaintext `path` ("/a/b", not the root) as the vault does: its
+ * parent directory's descriptor in *dfd (the root's own descriptor, or one
+ * the caller closes), its last name on disk in `disk` (with *is_long) and
+ * the parent's cipher path in `cpath` (*clen bytes). Returns 1, or 0 when
+ * the request must go to JavaScript (nothing is left open then).
+ */
+int reader_find(struct reader *r, int root, const char *path, const uint64_t *dirs_gen, int *dfd_out, char *disk, int *is_long, char *cpath,
+                size_t *clen)
+{
+    struct thread_state *t = reader_thread_state(r, 0);
+    if (!t) return 0;
+    if (!t->nctx || t->ngen != r->gen) {
+        if (t->nctx) EVP_CIPHER_CTX_free(t->nctx);
+        t->nctx = name_ctx_new(&r->names);
+        t->ngen = r->gen;
+        if (!t->nctx) return 0;
+    }
+    const uint64_t gen = __atomic_load_n(dirs_gen, __ATOMIC_ACQUIRE);
+    const char *last = strrchr(path, '/') + 1;
+    const size_t dlen = (size_t)(last - 1 - path); /* the parent's plaintext path, "" for the root */
+    uint8_t iv[NAME_IV_LEN];
+    int dfd = -1;
+    *clen = 0;
+    if (iv_get(r, path, dlen, iv, cpath, clen)) {
+        dfd = open_beneath(root, cpath);
+        if (dfd < 0) return 0;
+    } else {
+        /* The walk from the root, keeping each directory it reads. */
+        int64_t at = now_ns();
+        if (!iv_get(r, path, 0, iv, cpath, clen)) {
+            if (!read_iv(root, iv)) return 0;
+            iv_put(r, path, 0, dirs_gen, gen, at, iv, "", 0);
+        }
+        *clen = 0;
+        cpath[0] = 0;
+        dfd = root;
+        for (const char *p = path + 1; p < last;) {
+            const char *slash = strchr(p, '/');
+            const size_t len = (size_t)(slash - p);
+            if (!valid_component(p, len) || !name_encrypt(t->nctx, &r->names, iv, (const uint8_t *)p, len, disk, is_long) ||
+                !appended(cpath, clen, IV_CPATH_MAX, disk))
+                goto fail;
+            const int next = openat(dfd, disk, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (dfd != root) close(dfd);
+            dfd = next;
+            at = now_ns();
+            if (dfd < 0 || !read_iv(dfd, iv)) goto fail;
+            iv_put(r, path, (size_t)(slash - path), dirs_gen, gen, at, iv, cpath, *clen);
+            p = slash + 1;
+        }
+    }
+    const size_t nlen = strlen(last);
+    if (!valid_component(last, nlen) || !name_encrypt(t->nctx, &r->names, iv, (const uint8_t *)last, nlen, disk, is_long)) goto fail;
+    *dfd_out = dfd;
+    return 1;
+fail:
+    if (dfd >= 0 && dfd != root) close(dfd);
+    return 0;
+}
+
 /* The hook's `lookup` (fuse_hooks.h). */
 int reader_lookup(void *ctx, const char *path, const uint64_t *dirs_gen, struct stat *st, char *cpath_out, size_t cap, int *cpath_long)
 {
@@ -228,51 +289,10 @@ int reader_lookup(void *ctx, const char *path, const uint64_t *dirs_gen, struct 
         __atomic_fetch_add(&r->looked_up, 1, __ATOMIC_RELAXED);
         return 0;
     }
-    struct thread_state *t = reader_thread_state(r, 0);
-    if (!t) goto pass;
-    if (!t->nctx || t->ngen != r->gen) {
-        if (t->nctx) EVP_CIPHER_CTX_free(t->nctx);
-        t->nctx = name_ctx_new(&r->names);
-        t->ngen = r->gen;
-        if (!t->nctx) goto pass;
-    }
-    const uint64_t gen = __atomic_load_n(dirs_gen, __ATOMIC_ACQUIRE);
-    const char *last = strrchr(path, '/') + 1;
-    const size_t dlen = (size_t)(last - 1 - path); /* the parent's plaintext path, "" for the root */
     char cpath[IV_CPATH_MAX], disk[NAME_DISK_MAX + 1];
-    uint8_t iv[NAME_IV_LEN];
     size_t clen = 0;
     int dfd = -1, is_long = 0;
-    if (iv_get(r, path, dlen, iv, cpath, &clen)) {
-        dfd = open_beneath(root, cpath);
-        if (dfd < 0) goto pass;
-    } else {
-        /* The walk from the root, keeping each directory it reads. */
-        int64_t at = now_ns();
-        if (!iv_get(r, path, 0, iv, cpath, &clen)) {
-            if (!read_iv(root, iv)) goto pass;
-            iv_put(r, path, 0, dirs_gen, gen, at, iv, "", 0);
-        }
-        clen = 0;
-        cpath[0] = 0;
-        dfd = root;
-        for (const char *p = path + 1; p < last;) {
-            const char *slash = strchr(p, '/');
-            const size_t len = (size_t)(slash - p);
-            if (!valid_component(p, len) || !name_encrypt(t->nctx, &r->names, iv, (const uint8_t *)p, len, disk, &is_long) ||
-                !appended(cpath, &clen, sizeof cpath, disk))
-                goto fail;
-            const int next = openat(dfd, disk, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (dfd != root) close(dfd);
-            dfd = next;
-            at = now_ns();
-            if (dfd < 0 || !read_iv(dfd, iv)) goto fail;
-            iv_put(r, path, (size_t)(slash - path), dirs_gen, gen, at, iv, cpath, clen);
-            p = slash + 1;
-        }
-    }
-    const size_t nlen = strlen(last);
-    if (!valid_component(last, nlen) || !name_encrypt(t->nctx, &r->names, iv, (const uint8_t *)last, nlen, disk, &is_long)) goto fail;
+    if (!reader_find(r, root, path, dirs_gen, &dfd, disk, &is_long, cpath, &clen)) goto pass;
     if (fstatat(dfd, disk, st, AT_SYMLINK_NOFOLLOW) != 0) {
         const int err = errno;
         if (dfd != root) close(dfd);
@@ -289,8 +309,6 @@ int reader_lookup(void *ctx, const char *path, const uint64_t *dirs_gen, struct 
     }
     __atomic_fetch_add(&r->looked_up, 1, __ATOMIC_RELAXED);
     return 0;
-fail:
-    if (dfd >= 0 && dfd != root) close(dfd);
 pass:
     __atomic_fetch_add(&r->lookups_passed, 1, __ATOMIC_RELAXED);
     return TSCRYPTFS_HOOK_PASS;
@@ -324,13 +342,9 @@ napi_value reader_js_names(napi_env env, napi_callback_info info)
 /* readerLookups(reader, on): whether the reader answers lookups (once readerNames gave it the key). */
 napi_value reader_js_lookups(napi_env env, napi_callback_info info)
 {
-    size_t argc = 2;
-    napi_value argv[2];
     bool on;
     struct reader *r;
-    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || !(r = reader_get(env, argv[0])) ||
-        napi_get_value_bool(env, argv[1], &on) != napi_ok)
-        return throw_inval(env, "readerLookups(reader, on): bad argument");
+    if (!reader_switch_args(env, info, &r, &on)) return throw_inval(env, "readerLookups(reader, on): bad argument");
     __atomic_store_n(&r->lookups, on && r->names_set ? 1 : 0, __ATOMIC_RELEASE);
     return NULL;
 }

@@ -42,6 +42,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -99,6 +100,70 @@ int reader_grow(uint8_t **buf, size_t *cap, size_t need)
 }
 
 static struct handle **bucket(struct reader *r, uint64_t fh) { return &r->buckets[fh % BUCKETS]; }
+
+static struct handle *find_locked(struct reader *r, uint64_t fh)
+{
+    struct handle *h = *bucket(r, fh);
+    while (h && h->fh != fh) h = h->next;
+    return h;
+}
+
+void reader_insert(struct reader *r, struct handle *h)
+{
+    pthread_mutex_lock(&r->mut);
+    if (h->owned) {
+        do {
+            if (r->next_fh < NATIVE_FH_BASE) r->next_fh = NATIVE_FH_BASE; /* first, and after 0xffffffff */
+            h->fh = r->next_fh++;
+        } while (find_locked(r, h->fh));
+    }
+    h->next = *bucket(r, h->fh);
+    *bucket(r, h->fh) = h;
+    pthread_mutex_unlock(&r->mut);
+}
+
+struct handle *reader_remove_owned(struct reader *r, uint64_t fh)
+{
+    struct handle *h = NULL;
+    pthread_mutex_lock(&r->mut);
+    for (struct handle **p = bucket(r, fh); *p; p = &(*p)->next) {
+        if ((*p)->fh == fh && (*p)->owned) {
+            h = *p;
+            *p = h->next;
+            while (h->busy > 0) pthread_cond_wait(&r->idle, &r->mut);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&r->mut);
+    return h;
+}
+
+int reader_adopt_fd(struct reader *r, uint64_t fh)
+{
+    int fd = -1;
+    pthread_mutex_lock(&r->mut);
+    struct handle *h = find_locked(r, fh);
+    if (h && h->owned) {
+        fd = fcntl(h->fd, F_DUPFD_CLOEXEC, 0);
+        if (fd >= 0) h->adopted = 1;
+    }
+    pthread_mutex_unlock(&r->mut);
+    return fd;
+}
+
+size_t reader_owned_on(struct reader *r, uint32_t dev, uint64_t ino, uint64_t *fhs, size_t cap)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&r->mut);
+    for (size_t i = 0; i < BUCKETS; i++)
+        for (struct handle *h = r->buckets[i]; h; h = h->next)
+            if (h->owned && !h->adopted && h->dev == dev && h->ino == ino) {
+                if (n < cap) fhs[n] = h->fh;
+                n++;
+            }
+    pthread_mutex_unlock(&r->mut);
+    return n;
+}
 
 /* A copy of handle `fh`; 0 when it is not registered. */
 static int lookup(struct reader *r, uint64_t fh, struct handle *out)
@@ -295,6 +360,7 @@ static void reader_finalize(napi_env env, void *data, void *hint)
         struct handle *h = r->buckets[i];
         while (h) {
             struct handle *next = h->next;
+            if (h->owned) close(h->fd);
             OPENSSL_cleanse(h->id, ID_LEN);
             free(h);
             h = next;
@@ -303,7 +369,9 @@ static void reader_finalize(napi_env env, void *data, void *hint)
     if (r->fences_ref) napi_delete_reference(env, r->fences_ref);
     if (r->root_fd >= 0) close(r->root_fd);
     reader_names_free(r);
+    reader_opener_free(r);
     pthread_mutex_destroy(&r->mut);
+    pthread_mutex_destroy(&r->slots_mut);
     pthread_mutex_destroy(&r->ivs_mut);
     pthread_cond_destroy(&r->idle);
     OPENSSL_cleanse(r->key, sizeof r->key);
@@ -317,6 +385,14 @@ struct reader *reader_get(napi_env env, napi_value v)
     if (napi_typeof(env, v, &t) != napi_ok || t != napi_external || napi_get_value_external(env, v, &p) != napi_ok || !p) return NULL;
     struct reader *r = p;
     return r->hook.magic == TSCRYPTFS_READ_HOOK_MAGIC ? r : NULL;
+}
+
+int reader_switch_args(napi_env env, napi_callback_info info, struct reader **r, bool *on)
+{
+    size_t argc = 2;
+    napi_value argv[2];
+    return napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 2 && (*r = reader_get(env, argv[0])) &&
+           napi_get_value_bool(env, argv[1], on) == napi_ok;
 }
 
 /* The AEGIS addon's export in `v` (decryptHandle(4): AEGIS-256X2), or NULL. */
@@ -362,11 +438,14 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     r->hook.statfs = reader_statfs;
     r->hook.lookup = reader_lookup;
     r->hook.dirs_changed = reader_dirs_changed;
+    r->hook.open = reader_open;
+    r->hook.release = reader_release;
     r->root_fd = -1;
     memcpy(r->key, key, 32);
     r->slots = (uint32_t)slots;
     pthread_mutex_init(&r->mut, NULL);
     pthread_mutex_init(&r->ivs_mut, NULL);
+    pthread_mutex_init(&r->slots_mut, NULL);
     pthread_cond_init(&r->idle, NULL);
     if (napi_create_arraybuffer(env, slots * FENCE_STRIDE * sizeof(int32_t), &fences, &ab) != napi_ok) {
         reader_finalize(env, r, NULL);
@@ -408,10 +487,7 @@ static napi_value js_open(napi_env env, napi_callback_info info)
     h->fd = (int)fd;
     h->flags = (int)flags;
     h->slot = (uint32_t)slot;
-    pthread_mutex_lock(&r->mut);
-    h->next = *bucket(r, fh);
-    *bucket(r, fh) = h;
-    pthread_mutex_unlock(&r->mut);
+    reader_insert(r, h);
     return NULL;
 }
 
@@ -425,7 +501,7 @@ static napi_value js_close(napi_env env, napi_callback_info info)
         return throw_inval(env, "readerClose(reader, fh): bad argument");
     pthread_mutex_lock(&r->mut);
     for (struct handle **p = bucket(r, fh); *p; p = &(*p)->next) {
-        if ((*p)->fh == fh) {
+        if ((*p)->fh == fh && !(*p)->owned) { /* an owned handle goes at its RELEASE (reader_release) */
             struct handle *h = *p;
             *p = h->next;
             while (h->busy > 0) pthread_cond_wait(&r->idle, &r->mut);
@@ -453,7 +529,8 @@ static napi_value js_attrs(napi_env env, napi_callback_info info)
 /*
  * readerStats(reader) -> [reads answered natively, reads passed on to JavaScript,
  * attribute changes answered natively, writes answered natively, writes passed on,
- * unlinks answered natively, unlinks passed on, lookups answered natively, lookups passed on]
+ * unlinks answered natively, unlinks passed on, lookups answered natively, lookups passed on,
+ * opens answered natively, opens passed on]
  */
 static napi_value js_stats(napi_env env, napi_callback_info info)
 {
@@ -462,7 +539,7 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     struct reader *r;
     if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || !(r = reader_get(env, argv[0])))
         return throw_inval(env, "readerStats(reader): bad argument");
-    if (napi_create_array_with_length(env, 9, &out) != napi_ok) return NULL;
+    if (napi_create_array_with_length(env, 11, &out) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 0, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 1, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->attrs_served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 2, v) != napi_ok) return NULL;
@@ -472,6 +549,8 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     if (napi_create_double(env, (double)__atomic_load_n(&r->unlinks_passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 6, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->looked_up, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 7, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->lookups_passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 8, v) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->opened, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 9, v) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->opens_passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 10, v) != napi_ok) return NULL;
     return out;
 }
 
@@ -482,7 +561,8 @@ int reader_register(napi_env env, napi_value exports)
         napi_callback fn;
     } fns[] = {{"readerCreate", js_create}, {"readerOpen", js_open}, {"readerClose", js_close}, {"readerAttrs", js_attrs}, {"readerWrites", reader_js_writes}, {"readerCipherRoot", reader_js_cipher_root},
                  {"readerNames", reader_js_names}, {"readerLookups", reader_js_lookups}, {"nameEncrypt", reader_js_name_encrypt},
-                 {"readerStats", js_stats}};
+                 {"readerOpens", reader_js_opens}, {"readerSlot", reader_js_slot}, {"readerSlotRelease", reader_js_slot_release},
+                 {"readerAdopt", reader_js_adopt}, {"readerOpensOn", reader_js_opens_on}, {"readerStats", js_stats}};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         napi_value f;
         if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &f) != napi_ok ||

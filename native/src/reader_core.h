@@ -50,11 +50,21 @@ struct iv_slot;
 #define HANDLE_READABLE 1 /* not O_WRONLY: its reads may be answered */
 #define HANDLE_WRITABLE 2 /* open for writing, not O_APPEND: its writes may be answered */
 
+/* Handles opener.c opens: from here up (JavaScript's stay below it; the binding hands JS a handle as 32 bits). */
+#define NATIVE_FH_BASE 0x80000000u
+/* opener.c: the fence slots of the files open, by device and inode */
+#define INODE_BUCKETS 1024
+struct inode_slot;
+
 /* One registered handle: its cipher file descriptor and fence slot. */
 struct handle {
     uint64_t fh;
     int fd;
     int flags;     /* HANDLE_* */
+    int owned;     /* opener.c opened it: it closes `fd` at the RELEASE */
+    int adopted;   /* JavaScript holds a duplicate of `fd` too (readerAdopt) and gets the RELEASE */
+    uint32_t dev;  /* owned: the cipher file's, as JS's stat words give them */
+    uint64_t ino;
     uint32_t busy; /* reader_attr and reader_write calls using `fd` (readerClose waits for 0) */
     uint32_t slot;
     int has_id;
@@ -90,6 +100,13 @@ struct reader {
     struct iv_slot *ivs;    /* IV_SLOTS, under ivs_mut */
     pthread_mutex_t ivs_mut;
     uint64_t looked_up, lookups_passed;
+    int opens;                               /* reader_open answers (readerOpens), with lookups on */
+    pthread_mutex_t slots_mut;               /* inodes, free_slots, nfree, next_slot */
+    struct inode_slot *inodes[INODE_BUCKETS];
+    uint32_t *free_slots;                    /* `slots` entries, made at the first claim */
+    uint32_t nfree, next_slot;
+    uint32_t next_fh;                        /* under mut */
+    uint64_t opened, opens_passed;
 };
 
 /* Per libfuse thread: contexts keyed for one reader, and buffers. */
@@ -146,6 +163,9 @@ int64_t reader_shown_size(int64_t size, size_t nonce);
 /* The reader an external made by readerCreate points to; NULL for anything else. */
 struct reader *reader_get(napi_env env, napi_value v);
 
+/* The arguments (reader, on) of a switch such as readerLookups; 0 when they are not that. */
+int reader_switch_args(napi_env env, napi_callback_info info, struct reader **r, bool *on);
+
 /* The hook's `write` (fuse_hooks.h), in writer.c. */
 int reader_write(void *ctx, uint64_t fh, const char *data, size_t len, int64_t off);
 
@@ -173,6 +193,36 @@ napi_value reader_js_names(napi_env env, napi_callback_info info);
 napi_value reader_js_lookups(napi_env env, napi_callback_info info);
 
 napi_value reader_js_name_encrypt(napi_env env, napi_callback_info info);
+
+/*
+ * Finds plaintext `path` (not the root): its parent's descriptor (`root` or
+ * one to close), its last name on disk, the parent's cipher path; 0: pass.
+ */
+int reader_find(struct reader *r, int root, const char *path, const uint64_t *dirs_gen, int *dfd, char *disk, int *is_long, char *cpath,
+                size_t *clen);
+
+/* Registers `h` (an owned one gets its fh here, from NATIVE_FH_BASE up). */
+void reader_insert(struct reader *r, struct handle *h);
+/* Takes owned handle `fh` out of the registry once no call uses it; NULL when there is none. */
+struct handle *reader_remove_owned(struct reader *r, uint64_t fh);
+/* A duplicate of owned handle `fh`'s descriptor, marking it adopted; -1 when there is none. */
+int reader_adopt_fd(struct reader *r, uint64_t fh);
+/* The owned handles not adopted yet that are open on (dev, ino): up to `cap` into fhs; returns how many there are. */
+size_t reader_owned_on(struct reader *r, uint32_t dev, uint64_t ino, uint64_t *fhs, size_t cap);
+
+/* The hooks' `open` and `release` (fuse_hooks.h), in opener.c. */
+int reader_open(void *ctx, const char *path, int flags, const uint64_t *dirs_gen, uint64_t *fh);
+int reader_release(void *ctx, uint64_t fh);
+
+/* readerOpens, readerSlot, readerSlotRelease, readerAdopt and readerOpensOn, in opener.c. */
+napi_value reader_js_opens(napi_env env, napi_callback_info info);
+napi_value reader_js_slot(napi_env env, napi_callback_info info);
+napi_value reader_js_slot_release(napi_env env, napi_callback_info info);
+napi_value reader_js_adopt(napi_env env, napi_callback_info info);
+napi_value reader_js_opens_on(napi_env env, napi_callback_info info);
+
+/* Closes what opener.c keeps of a reader (its descriptors, the slot table). */
+void reader_opener_free(struct reader *r);
 
 /* Frees lookup.c's part of a reader. */
 void reader_names_free(struct reader *r);

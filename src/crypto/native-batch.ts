@@ -55,10 +55,25 @@ export interface BatchBinding {
   /** Whether the reader answers lookups (on after readerNames). */
   readerLookups(reader: object, on: boolean): void;
   /**
-   * [reads answered natively, reads passed on to JS, attribute changes answered natively, writes answered natively,
-   * writes passed on to JS, unlinks answered natively, unlinks passed on to JS, lookups answered natively, lookups passed on to JS]
+   * Whether the reader opens files for reading itself (native/src/opener.c;
+   * off when created; only while lookups are on). Its handles are numbered
+   * from 0x80000000 up and their slots come from readerSlot.
    */
-  readerStats(reader: object): [number, number, number, number, number, number, number, number, number];
+  readerOpens(reader: object, on: boolean): void;
+  /** The fence slot of the file with this device and inode (split in 32-bit halves), counted once more; -1 when none is free. */
+  readerSlot(reader: object, dev: number, inoLow: number, inoHigh: number): number;
+  /** Gives back what readerSlot took. */
+  readerSlotRelease(reader: object, dev: number, inoLow: number, inoHigh: number): void;
+  /** A duplicate (close-on-exec) of the descriptor of handle `fh`, which the reader opened; JS closes it and gets the handle's release from now on. -1: no such handle. */
+  readerAdopt(reader: object, fh: number): number;
+  /** The handles the reader opened on this file that JS has not adopted. */
+  readerOpensOn(reader: object, dev: number, inoLow: number, inoHigh: number): number[];
+  /**
+   * [reads answered natively, reads passed on to JS, attribute changes answered natively, writes answered natively,
+   * writes passed on to JS, unlinks answered natively, unlinks passed on to JS, lookups answered natively, lookups passed on to JS,
+   * opens answered natively, opens passed on to JS]
+   */
+  readerStats(reader: object): [number, number, number, number, number, number, number, number, number, number, number];
   /** What the binding's setAssistHook takes: lets its waiting threads seal chunks of a large sealBlocks (native/src/shared_job.h). */
   assistHook(): object;
   /** [jobs opened to other threads, chunks they sealed], for this process so far. */

@@ -69,7 +69,7 @@ test('the read path takes AEGIS only with the AEGIS addon\'s AEGIS-256X2 functio
   const [reader, fences] = batch.readerCreate(READ_AEGIS, key, 16, aegis.decryptHandle(AEGIS_VARIANTS.aegis256x2.nativeId));
   assert.equal(typeof reader, 'object');
   assert.equal(fences.byteLength, 16 * 4 * 4, 'four int32 per slot: started, finished, owner, spare');
-  assert.deepEqual(batch.readerStats(reader), [0, 0, 0, 0, 0, 0, 0, 0, 0]);
+  assert.deepEqual(batch.readerStats(reader), [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
 });
 
 test('readerCipherRoot takes the cipher directory\'s descriptor once', T, () => {
@@ -84,7 +84,33 @@ test('readerCipherRoot takes the cipher directory\'s descriptor once', T, () => 
   } finally {
     closeSync(fd);
   }
-  assert.deepEqual(batch.readerStats(reader).slice(5), [0, 0, 0, 0], 'unlinks and lookups answered and passed on');
+  assert.deepEqual(batch.readerStats(reader).slice(5), [0, 0, 0, 0, 0, 0], 'unlinks, lookups and opens answered and passed on');
+});
+
+test('readerSlot gives one fence slot per file (device, inode), counted, and -1 when all are taken', T, () => {
+  const batch = batchBinding()!;
+  const [reader] = batch.readerCreate(BATCH_GCM, randomBytes(32), 4);
+  // @ts-expect-error: the high half left out on purpose
+  assert.throws(() => batch.readerSlot(reader, 1, 2), /bad argument/, 'no high half');
+  assert.throws(() => batch.readerSlot(reader, 1, 2 ** 32, 0), /bad argument/, 'a low half over 32 bits');
+  const a = batch.readerSlot(reader, 7, 100, 0);
+  assert.equal(batch.readerSlot(reader, 7, 100, 0), a, 'the same file: the same slot');
+  const b = batch.readerSlot(reader, 7, 100, 1);
+  const c = batch.readerSlot(reader, 8, 100, 0);
+  const d = batch.readerSlot(reader, 7, 101, 0);
+  assert.deepEqual(new Set([a, b, c, d]).size, 4, 'the high half of the inode and the device count');
+  assert.ok([a, b, c, d].every((s) => s >= 0 && s < 4));
+  assert.equal(batch.readerSlot(reader, 9, 1, 0), -1, 'four slots, four files');
+  batch.readerSlotRelease(reader, 7, 100, 0);
+  assert.equal(batch.readerSlot(reader, 9, 1, 0), -1, 'file a is still counted once');
+  batch.readerSlotRelease(reader, 7, 100, 0);
+  assert.equal(batch.readerSlot(reader, 9, 1, 0), a, 'its slot is free again');
+  batch.readerSlotRelease(reader, 5, 5, 5); // not held: nothing happens
+  assert.equal(batch.readerAdopt(reader, 0x80000000), -1, 'no native handle to adopt');
+  assert.equal(batch.readerAdopt(reader, 3), -1, 'a JS handle number');
+  assert.deepEqual(batch.readerOpensOn(reader, 7, 101, 0), []);
+  batch.readerOpens(reader, true); // no cipher root yet: opens still go to JS
+  assert.throws(() => batch.readerOpens(reader, 1 as unknown as boolean), /bad argument/);
 });
 
 test('readerNames takes the name key once, after readerCipherRoot', T, () => {
