@@ -9,7 +9,7 @@
  * whenever the file is truncated to zero (the next write makes a new header).
  */
 import { RwLock } from './rwlock.js';
-import type { WriteFences } from './write-fences.js';
+import type { FileKey, WriteFences } from './write-fences.js';
 
 export class FileState {
   readonly lock = new RwLock();
@@ -17,11 +17,16 @@ export class FileState {
   fileId: Buffer | null = null;
   refs = 0;
 
+  /** This file's write fence slot; -1 for none. */
+  readonly fence: number;
+
   constructor(
     private readonly fences: WriteFences | null = null,
-    /** This file's write fence slot; -1 for none. */
-    readonly fence = fences ? fences.claim() : -1,
-  ) {}
+    /** The backing file's device and inode, by which a native reader hands out its slot. */
+    private readonly file: FileKey,
+  ) {
+    this.fence = fences ? fences.claim(file) : -1;
+  }
 
   /** This file's slot in the counters of `buffer`; -1 when it has none there (no fences, or another reader's). */
   fenceIn(buffer: ArrayBuffer): number {
@@ -55,7 +60,7 @@ export class FileState {
 
   /** @internal The table calls this when the last handle is gone. */
   dispose(): void {
-    this.fences?.release(this.fence);
+    this.fences?.release(this.fence, this.file);
   }
 }
 
@@ -72,7 +77,7 @@ export class FileStateTable {
     const key = `${dev}:${ino}`;
     let st = this.entries.get(key);
     if (!st) {
-      st = new FileState(this.fences);
+      st = new FileState(this.fences, { dev, ino });
       this.entries.set(key, st);
     }
     st.refs++;

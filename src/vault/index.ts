@@ -1,3 +1,4 @@
 export { Vault, formatFromInitOptions, LISTED_ATTRS, LISTED_NO_XATTRS, type Owner, type PackedListing, type RenameMode, type XattrSetMode } from './vault.js';
 export { VaultFile } from './vault-file.js';
+export type { FenceSlots, FileKey } from './write-fences.js';
 export * from './options.js';

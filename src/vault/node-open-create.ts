@@ -6,7 +6,7 @@
 import { constants as C } from 'node:fs';
 import { fsError } from '../util/errors.js';
 import { closeFd } from '../util/fd-io.js';
-import { truncateContent, type ContentFile } from './file-content.js';
+import type { ContentFile } from './file-content.js';
 import { backingFlags, isWritable, parseOpenFlags } from './open-flags.js';
 import { assertWritable, atEntry, credentialOf, entryExists, plainError, withLongName, type Owner, type VaultCore } from './vault-core.js';
 import { VaultFile } from './vault-file.js';
@@ -28,6 +28,36 @@ export async function open(core: VaultCore, path: string, flags: string | number
       throw plainError(err, 'open', path);
     }
   });
+  const handle = await wrap(core, fd, f, path, logPath);
+  if ((f & C.O_TRUNC) !== 0 && isWritable(f)) {
+    try {
+      await handle.truncate(0);
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+  return handle;
+}
+
+/**
+ * A handle for reading over `fd`, a cipher file's descriptor someone else
+ * opened (a mount's native open, src/fuse/native-reads.ts); the handle
+ * closes it. `path` is the plaintext path it goes by now.
+ */
+export async function adopt(core: VaultCore, fd: number, path: string): Promise<VaultFile> {
+  core.assertOpen();
+  let logPath = path;
+  try {
+    logPath = await atEntry(core, path, 'open', async (e) => e.logPath); // for log lines only
+  } catch {
+    // unlinked meanwhile, or a name libfuse made up: its plaintext path will do
+  }
+  return wrap(core, fd, C.O_RDONLY, path, logPath);
+}
+
+/** The VaultFile over `fd` (a regular file, or it is closed and EISDIR or EINVAL thrown). */
+async function wrap(core: VaultCore, fd: number, f: number, path: string, logPath: string): Promise<VaultFile> {
   let dev: number;
   let ino: bigint;
   try {
@@ -55,14 +85,6 @@ export async function open(core: VaultCore, path: string, flags: string | number
     attrs,
   );
   core.openHandles.add(handle);
-  if ((f & C.O_TRUNC) !== 0 && isWritable(f)) {
-    try {
-      await state.exclusive(() => truncateContent(content, 0));
-    } catch (err) {
-      await handle.close();
-      throw err;
-    }
-  }
   return handle;
 }
 

@@ -24,7 +24,7 @@ import { configError, fsError, hasCode } from '../util/errors.js';
 import { stderrLogger } from '../util/logger.js';
 import { atCalls, type AtCalls, type TimeArg } from '../util/sys-at.js';
 import { FileStateTable } from './file-state.js';
-import { WriteFences } from './write-fences.js';
+import { WriteFences, type FenceSlots } from './write-fences.js';
 import { deriveCiphers, nativeContentKey, nativeNameKey, type NativeContentKey, type NativeNameKey, type VaultCiphers } from './keys.js';
 import type { BackendName } from '../crypto/index.js';
 import {
@@ -206,8 +206,8 @@ export class Vault {
   }
 
   /** Write fences (./write-fences.ts) for the files opened from now on; `buffer` holds the counters. */
-  useWriteFences(buffer: ArrayBuffer): void {
-    this.files.useFences(new WriteFences(buffer));
+  useWriteFences(buffer: ArrayBuffer, slots?: FenceSlots): void {
+    this.files.useFences(new WriteFences(buffer, slots));
   }
 
   /** Which system calls reach the cipher directory: 'native' (*at() calls) or 'proc' (/proc/self/fd paths). */
@@ -318,6 +318,14 @@ export class Vault {
    */
   async open(path: string, flags: string | number = 'r', mode = 0o666, owner?: Owner): Promise<VaultFile> {
     return files.open(this.core, path, flags, mode, owner);
+  }
+
+  /**
+   * @internal A read-only handle over `fd`, a cipher file a mount's native
+   * open opened (src/fuse/native-reads.ts); the handle closes it.
+   */
+  async adopt(fd: number, path: string): Promise<VaultFile> {
+    return files.adopt(this.core, fd, path);
   }
 
   /** The whole content of a file. */

@@ -19,7 +19,9 @@
  *
  * Slots are handed out per file state and reused once that file's last
  * handle is closed. Out of slots, a file simply gets none (-1): its reads
- * and writes stay in JS.
+ * and writes stay in JS. A native reader that opens files itself
+ * (native/src/opener.c) hands the slots out by device and inode, so that
+ * its handles and JS's of one file share one: it is then the `slots` given.
  */
 const STRIDE = 4;
 const STARTED = 0;
@@ -29,6 +31,20 @@ const OWNER = 2;
 /** Spins on a native writer's owner word before each short sleep. */
 const SPINS = 200;
 
+/** A backing file, as its stat words give it. */
+export interface FileKey {
+  dev: number;
+  ino: number | bigint;
+}
+
+/** Who hands out the slots, by file, when it is not this class. */
+export interface FenceSlots {
+  /** The file's slot, counted once more; -1 when none is free. */
+  claim(file: FileKey): number;
+  /** Counts the file's slot once less. */
+  release(file: FileKey): void;
+}
+
 export class WriteFences {
   private readonly counters: Int32Array;
   private readonly free: number[] = [];
@@ -37,20 +53,26 @@ export class WriteFences {
   private readonly nap = new Int32Array(new SharedArrayBuffer(4));
 
   /** The reader's memory the counters live in: a file's slot means something only to that reader. */
-  constructor(readonly buffer: ArrayBuffer | SharedArrayBuffer) {
+  constructor(
+    readonly buffer: ArrayBuffer | SharedArrayBuffer,
+    private readonly slots: FenceSlots | null = null,
+  ) {
     this.counters = new Int32Array(buffer);
   }
 
-  /** A free slot, or -1 when all are taken. */
-  claim(): number {
+  /** A free slot for `file`, or -1 when all are taken (or when `slots` hands them out and no file is named). */
+  claim(file?: FileKey): number {
+    if (this.slots) return file ? this.slots.claim(file) : -1;
     const reused = this.free.pop();
     if (reused !== undefined) return reused;
     return this.next < this.counters.length / STRIDE ? this.next++ : -1;
   }
 
-  /** Gives a slot back (its counters stay as they are: equal, as no write is under way, and the owner word 0). */
-  release(slot: number): void {
-    if (slot >= 0) this.free.push(slot);
+  /** Gives `file`'s slot back (its counters stay as they are: equal, as no write is under way, and the owner word 0). */
+  release(slot: number, file?: FileKey): void {
+    if (slot < 0) return;
+    if (this.slots && file) this.slots.release(file);
+    else this.free.push(slot);
   }
 
   begin(slot: number): void {

@@ -70,7 +70,7 @@ test('a failed write still finishes its fence; out of slots a file gets none and
   assert.equal((await b.read(100, 0)).toString(), 'still works');
   await Promise.all([a.close(), b.close()]);
   await v.close();
-  const st = new FileState(new WriteFences(buf));
+  const st = new FileState(new WriteFences(buf), { dev: 1, ino: 1n });
   await assert.rejects(st.exclusive(() => Promise.reject(new Error('disk on fire'))), /disk on fire/);
   assert.equal(counters[0], counters[1], 'started and finished agree after a failure');
 });
@@ -81,6 +81,20 @@ test('WriteFences: slots are handed out in order, given back, and -1 when all ar
   f.release(1);
   f.release(-1);
   assert.deepEqual([f.claim(), f.claim()], [1, -1]);
+});
+
+test('WriteFences with a native reader\'s slots: claims and releases go to it, by file', () => {
+  const calls: string[] = [];
+  const f = new WriteFences(new ArrayBuffer(3 * 16), {
+    claim: ({ dev, ino }) => (calls.push(`claim ${dev}:${ino}`), dev === 9 ? -1 : 2),
+    release: ({ dev, ino }) => void calls.push(`release ${dev}:${ino}`),
+  });
+  assert.equal(f.claim({ dev: 1, ino: 5n }), 2);
+  assert.equal(f.claim({ dev: 9, ino: 5n }), -1, 'none free');
+  assert.equal(f.claim(), -1, 'no file named: no slot, never one of its own that could collide');
+  f.release(2, { dev: 1, ino: 5n });
+  f.release(-1, { dev: 9, ino: 5n }); // never claimed: nothing to give back
+  assert.deepEqual(calls, ['claim 1:5', 'claim 9:5', 'release 1:5']);
 });
 
 test('JS holds the owner word while it reads or changes an open file, and gives it back', async () => {
