@@ -21,6 +21,7 @@ import {
   run,
   unguardMountsUnder,
   unmountAndReap,
+  withMount,
   type MountImpl,
   type MountOptions,
 } from './mount.js';
@@ -135,6 +136,32 @@ export function assertBytes(actual: Buffer, expected: Buffer, what = 'content'):
   while (i < actual.length && i < expected.length && actual[i] === expected[i]) i++;
   const show = (b: Buffer): string => b.subarray(i, i + 16).toString('hex');
   assert.fail(`${what}: ${actual.length} bytes, expected ${expected.length}; first difference at offset ${i}: ${show(actual)} vs expected ${show(expected)}`);
+}
+
+/**
+ * Mounts `cipherdir` at TMP/LABEL-mnt of MOUNT_IMPL with mount `flags` and
+ * with `env` set (and TSCRYPTFS_OPSTATS), runs `fn` and unmounts; gives back
+ * `fn`'s result and the mount's calls by FUSE operation ({} for another
+ * implementation, which does not count them).
+ */
+export async function withCallCounts<R>(
+  tmp: string,
+  label: string,
+  cipherdir: string,
+  o: { env?: Record<string, string>; flags?: string[] },
+  fn: (mnt: string) => Promise<R>,
+): Promise<[R, Record<string, number>]> {
+  const stats = join(tmp, `${label}-ops.json`);
+  const set = { TSCRYPTFS_OPSTATS: stats, ...o.env };
+  for (const [k, v] of Object.entries(set)) process.env[k] = v;
+  let r: R;
+  try {
+    r = await withMount(MOUNT_IMPL, cipherdir, join(tmp, `${label}-mnt`), { flags: o.flags ?? [] }, fn);
+  } finally {
+    for (const k of Object.keys(set)) delete process.env[k];
+  }
+  if (MOUNT_IMPL !== 'tscryptfs') return [r, {}];
+  return [r, JSON.parse(await fsp.readFile(stats, 'utf8')) as Record<string, number>];
 }
 
 /** gocryptfs -fsck on an unmounted cipher directory must be clean. */

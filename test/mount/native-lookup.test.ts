@@ -20,7 +20,7 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { initCipherdir, withMount } from '../helpers/mount.js';
-import { assertFsckClean, MOUNT_IMPL, py, useMountTmp } from '../helpers/mount-suite.js';
+import { assertFsckClean, MOUNT_IMPL, py, useMountTmp, withCallCounts } from '../helpers/mount-suite.js';
 import { needs } from '../helpers/requirements.js';
 
 const dir = useMountTmp('native-lookup');
@@ -29,18 +29,8 @@ const tsOnly = { ...T, skip: MOUNT_IMPL !== 'tscryptfs' ? 'call counts exist onl
 const withGocryptfs = { ...tsOnly, ...needs('mount', 'python3', 'gocryptfs') };
 
 /** Mounts `cipherdir` with `env` set, runs `fn`, and returns its result and the call counts of the mount. */
-async function counted<R>(label: string, cipherdir: string, env: Record<string, string>, fn: (mnt: string) => Promise<R>): Promise<[R, Record<string, number>]> {
-  const stats = join(dir.tmp, `${label}-ops.json`);
-  const set = { TSCRYPTFS_OPSTATS: stats, ...env };
-  for (const [k, v] of Object.entries(set)) process.env[k] = v;
-  let r: R;
-  try {
-    r = await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, `${label}-mnt`), {}, fn);
-  } finally {
-    for (const k of Object.keys(set)) delete process.env[k];
-  }
-  return [r, JSON.parse(await fsp.readFile(stats, 'utf8')) as Record<string, number>];
-}
+const counted = <R>(label: string, cipherdir: string, env: Record<string, string>, fn: (mnt: string) => Promise<R>): Promise<[R, Record<string, number>]> =>
+  withCallCounts(dir.tmp, label, cipherdir, { env }, fn);
 
 const LONG = 'l'.repeat(200);
 const DEEP = 'd1/d2/d3/d4/d5/d6';

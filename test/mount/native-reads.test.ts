@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { initCipherdir, withMount } from '../helpers/mount.js';
-import { cipherPathOf, MOUNT_IMPL, py, useMountTmp } from '../helpers/mount-suite.js';
+import { cipherPathOf, MOUNT_IMPL, py, useMountTmp, withCallCounts } from '../helpers/mount-suite.js';
 import { aegisNativeAvailable } from '../../src/crypto/aegis/backend.js';
 import { prng } from '../helpers/tree.js';
 import { needs } from '../helpers/requirements.js';
@@ -28,18 +28,10 @@ const tsOnly = { ...T, skip: MOUNT_IMPL !== 'tscryptfs' ? 'call counts exist onl
 const aegisNative = { ...tsOnly, skip: tsOnly.skip || (aegisNativeAvailable() ? false : 'the AEGIS addon is not in use here (no AES-NI, or not built)') };
 
 /** Mounts a fresh cipher directory made with `initFlags`, runs `fn`, and returns the call counts of the mount (none from gocryptfs). */
-async function counted(label: string, initFlags: string[], mountFlags: string[], fn: (mnt: string) => Promise<void>): Promise<Record<string, number>> {
+async function counted(label: string, initFlags: string[], flags: string[], fn: (mnt: string) => Promise<void>): Promise<Record<string, number>> {
   const cipherdir = join(dir.tmp, `${label}-cipher`);
-  const stats = join(dir.tmp, `${label}-ops.json`);
   await initCipherdir(MOUNT_IMPL, cipherdir, initFlags);
-  process.env.TSCRYPTFS_OPSTATS = stats;
-  try {
-    await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, `${label}-mnt`), { flags: mountFlags }, fn);
-  } finally {
-    delete process.env.TSCRYPTFS_OPSTATS;
-  }
-  if (MOUNT_IMPL !== 'tscryptfs') return {};
-  return JSON.parse(await fsp.readFile(stats, 'utf8')) as Record<string, number>;
+  return (await withCallCounts(dir.tmp, label, cipherdir, { flags }, fn))[1];
 }
 
 /** Writes `data`, drops the file's cached pages, and checks 300 random preads (some past the end) against it. */

@@ -21,8 +21,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import { initCipherdir, withMount } from '../helpers/mount.js';
-import { assertFsckClean, cipherEntries, MOUNT_IMPL, py, useMountTmp } from '../helpers/mount-suite.js';
+import { initCipherdir } from '../helpers/mount.js';
+import { assertFsckClean, cipherEntries, MOUNT_IMPL, py, useMountTmp, withCallCounts } from '../helpers/mount-suite.js';
 import { needs } from '../helpers/requirements.js';
 
 const dir = useMountTmp('native-unlink');
@@ -32,15 +32,7 @@ const withGocryptfs = { ...tsOnly, ...needs('mount', 'python3', 'gocryptfs') };
 
 /** Mounts `cipherdir` with `env` set, runs `fn`, and returns the call counts of the mount. */
 async function counted(label: string, cipherdir: string, env: Record<string, string>, fn: (mnt: string) => Promise<void>): Promise<Record<string, number>> {
-  const stats = join(dir.tmp, `${label}-ops.json`);
-  const set = { TSCRYPTFS_OPSTATS: stats, ...env };
-  for (const [k, v] of Object.entries(set)) process.env[k] = v;
-  try {
-    await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, `${label}-mnt`), {}, fn);
-  } finally {
-    for (const k of Object.keys(set)) delete process.env[k];
-  }
-  return JSON.parse(await fsp.readFile(stats, 'utf8')) as Record<string, number>;
+  return (await withCallCounts(dir.tmp, label, cipherdir, { env }, fn))[1];
 }
 
 const LONG = 'l'.repeat(200);

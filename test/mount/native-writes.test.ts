@@ -23,7 +23,7 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { initCipherdir, withMount } from '../helpers/mount.js';
-import { cipherPathOf, MOUNT_IMPL, py, useMountTmp } from '../helpers/mount-suite.js';
+import { cipherPathOf, MOUNT_IMPL, py, useMountTmp, withCallCounts } from '../helpers/mount-suite.js';
 import { aegisNativeAvailable } from '../../src/crypto/aegis/backend.js';
 import { needs } from '../helpers/requirements.js';
 
@@ -35,16 +35,8 @@ const withGocryptfs = { ...tsOnly, ...needs('mount', 'python3', 'gocryptfs') };
 const aegisNative = { ...tsOnly, skip: tsOnly.skip || (aegisNativeAvailable() ? false : 'the AEGIS addon is not in use here (no AES-NI, or not built)') };
 
 /** Mounts `cipherdir` with `env` set, runs `fn`, and returns the call counts of the mount. */
-async function counted(label: string, cipherdir: string, mountFlags: string[], env: Record<string, string>, fn: (mnt: string) => Promise<void>): Promise<Record<string, number>> {
-  const stats = join(dir.tmp, `${label}-ops.json`);
-  const set = { TSCRYPTFS_OPSTATS: stats, ...env };
-  for (const [k, v] of Object.entries(set)) process.env[k] = v;
-  try {
-    await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, `${label}-mnt`), { flags: mountFlags }, fn);
-  } finally {
-    for (const k of Object.keys(set)) delete process.env[k];
-  }
-  return JSON.parse(await fsp.readFile(stats, 'utf8')) as Record<string, number>;
+async function counted(label: string, cipherdir: string, flags: string[], env: Record<string, string>, fn: (mnt: string) => Promise<void>): Promise<Record<string, number>> {
+  return (await withCallCounts(dir.tmp, label, cipherdir, { flags, env }, fn))[1];
 }
 
 /**

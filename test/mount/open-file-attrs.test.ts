@@ -19,8 +19,8 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import { initCipherdir, withMount } from '../helpers/mount.js';
-import { cipherPathOf, MOUNT_IMPL, useMountTmp } from '../helpers/mount-suite.js';
+import { initCipherdir } from '../helpers/mount.js';
+import { cipherPathOf, MOUNT_IMPL, useMountTmp, withCallCounts } from '../helpers/mount-suite.js';
 import { A, assertSameRecord, D, openForOthers, ownerSnapshot, ROOT, runScenario, type Phase } from '../helpers/multiuser.js';
 import { needs } from '../helpers/requirements.js';
 
@@ -35,17 +35,8 @@ before(() => {
 /** Mounts a fresh cipher directory (-allow_other) with `env` set, runs `fn`, and returns the call counts (none from gocryptfs). */
 async function counted(label: string, env: Record<string, string>, fn: (mnt: string, cipherdir: string) => Promise<void>): Promise<Record<string, number>> {
   const cipherdir = join(dir.tmp, `${label}-cipher`);
-  const stats = join(dir.tmp, `${label}-ops.json`);
   await initCipherdir(MOUNT_IMPL, cipherdir, []);
-  const set = { TSCRYPTFS_OPSTATS: stats, ...env };
-  for (const [k, v] of Object.entries(set)) process.env[k] = v;
-  try {
-    await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, `${label}-mnt`), { flags: ['-allow_other'] }, (m) => fn(m, cipherdir));
-  } finally {
-    for (const k of Object.keys(set)) delete process.env[k];
-  }
-  if (MOUNT_IMPL !== 'tscryptfs') return {};
-  return JSON.parse(await fsp.readFile(stats, 'utf8')) as Record<string, number>;
+  return (await withCallCounts(dir.tmp, label, cipherdir, { env, flags: ['-allow_other'] }, (m) => fn(m, cipherdir)))[1];
 }
 
 /** Python for the phases: the mode, owner and explicit times of a descriptor and of a name, read back at once. */
