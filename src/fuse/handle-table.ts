@@ -18,6 +18,12 @@ export class HandleTable<F extends Closable = VaultFile> {
     return fh;
   }
 
+  /** Takes `f` under a number someone else gave out (a native open's, above the ones add gives). */
+  put(fh: number, f: F): void {
+    if (this.handles.has(fh)) throw Object.assign(new Error(`file handle ${fh} is taken`), { code: 'EIO' });
+    this.handles.set(fh, f);
+  }
+
   get(fh: number): F | undefined {
     return this.handles.get(fh);
   }

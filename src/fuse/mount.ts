@@ -113,7 +113,7 @@ export function fuseOptionList(o: MountOptions): string[] {
 }
 
 export async function mountVault(vault: Vault, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
-  const reads = (o.nativeReads ?? true) ? createNativeReads(vault, { attrs: !o.forceOwner && !o.readOnly, writes: !o.readOnly, unlinks: !o.readOnly, lookups: !o.forceOwner }) : null;
+  const reads = (o.nativeReads ?? true) ? createNativeReads(vault, { attrs: !o.forceOwner && !o.readOnly, writes: !o.readOnly, unlinks: !o.readOnly, lookups: !o.forceOwner, opens: !o.forceOwner }) : null;
   const operations = makeOperations(vault, { suid: o.suid ?? false, reads, ...(o.forceOwner && { forceOwner: o.forceOwner }) }, log);
   return mountOperations(operations, mountpoint, o, vault.cipherdir, reads?.hook);
 }

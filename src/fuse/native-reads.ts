@@ -41,8 +41,17 @@
  *
  * The same walk tells the binding whether a listing the kernel keeps still
  * holds (the hook's dir_stat; mount.ts, keptListings).
+ *
+ * And opens for reading (native/src/opener.c), when lookups are native: the
+ * libfuse thread opens the cipher file and registers the handle, numbered
+ * from 0x80000000 up, and closes it at its release; JS adopts such a handle
+ * (`adopt`) only when a request for it reaches JS after all. Each file's
+ * fence slot then comes from the reader, by device and inode, so that JS's
+ * handles of the file and the native ones share it. Off with
+ * TSCRYPTFS_NATIVE_OPEN=0.
  */
 import type { Vault, VaultFile } from '../vault/index.js';
+import type { FileKey } from '../vault/index.js';
 import { BATCH_GCM, BATCH_XCHACHA, READER_READABLE, READER_WRITABLE, READ_AEGIS, batchBinding } from '../crypto/native-batch.js';
 import { aegisNativeBinding } from '../crypto/aegis/native.js';
 import { AEGIS_VARIANTS } from '../crypto/aegis/variants.js';
@@ -59,6 +68,12 @@ export interface NativeReads {
   open(fh: number, file: VaultFile): void;
   /** Before the handle's descriptor is closed. */
   close(fh: number): void;
+  /** Whether `fh` is a handle the native path opened (JS may not know it yet). */
+  isNative(fh: number): boolean;
+  /** A duplicate of native handle `fh`'s descriptor for JS, which gets its release from now on; -1 when there is no such handle. */
+  adopt(fh: number): number;
+  /** The native handles JS has not adopted that are open on this file. */
+  opensOn(dev: number | bigint, ino: bigint): number[];
   /**
    * Whether lookups may be answered natively (when they are at all): off
    * while libfuse's rename over an open file is half done, whose second
@@ -76,6 +91,8 @@ export interface NativeReads {
     unlinksPassed: number;
     lookedUp: number;
     lookupsPassed: number;
+    opened: number;
+    opensPassed: number;
   };
 }
 
@@ -88,7 +105,16 @@ export interface NativeReadsOptions {
   unlinks: boolean;
   /** Answer lookups natively too (unless TSCRYPTFS_NATIVE_LOOKUP=0), where the vault's names allow (Vault.nativeNameKey). */
   lookups: boolean;
+  /** And opens for reading (unless TSCRYPTFS_NATIVE_OPEN=0), where lookups are native. */
+  opens: boolean;
 }
+
+/** Handles the native path opens are numbered from here (native/src/reader_core.h, NATIVE_FH_BASE). */
+const NATIVE_FH_BASE = 0x80000000;
+
+const halves = (ino: bigint): [number, number] => [Number(ino & 0xffffffffn), Number(ino >> 32n)];
+/** A device number as the binding keeps it (its low 32 bits, as C's (uint32_t)st_dev). */
+const dev32 = (dev: number | bigint): number => Number(BigInt(dev) & 0xffffffffn);
 
 /** A native reader for `vault`'s files, or null when it cannot be had (cipher, backend, addon, environment). */
 export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: NodeJS.ProcessEnv = process.env): NativeReads | null {
@@ -110,19 +136,28 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
     spec.key.fill(0);
   }
   const [reader, fences] = created;
-  vault.useWriteFences(fences);
-  if (o.attrs && env.TSCRYPTFS_NATIVE_ATTRS !== '0') binding.readerAttrs(reader, 1);
-  const writes = o.writes && env.TSCRYPTFS_NATIVE_WRITE !== '0';
-  if (writes) binding.readerWrites(reader, 1, vault.preallocates ? 1 : 0);
-  // The binding checks kept listings through the reader's walks (Documentation/fuse-native.md), so it gets the root on read-only mounts too.
-  binding.readerCipherRoot(reader, vault.nativeRootFd(), o.unlinks && env.TSCRYPTFS_NATIVE_UNLINK !== '0');
   const names = o.lookups && env.TSCRYPTFS_NATIVE_LOOKUP !== '0' ? vault.nativeNameKey() : null;
-  if (names) {
-    try {
+  const opens = names !== null && o.opens && env.TSCRYPTFS_NATIVE_OPEN !== '0';
+  const writes = o.writes && env.TSCRYPTFS_NATIVE_WRITE !== '0';
+  try {
+    // With native opens the reader hands out the slots, by file (see above).
+    const slots = opens
+      ? {
+          claim: ({ dev, ino }: FileKey) => binding.readerSlot(reader, dev32(dev), ...halves(BigInt(ino))),
+          release: ({ dev, ino }: FileKey) => binding.readerSlotRelease(reader, dev32(dev), ...halves(BigInt(ino))),
+        }
+      : undefined;
+    vault.useWriteFences(fences, slots);
+    if (o.attrs && env.TSCRYPTFS_NATIVE_ATTRS !== '0') binding.readerAttrs(reader, 1);
+    if (writes) binding.readerWrites(reader, 1, vault.preallocates ? 1 : 0);
+    // The binding checks kept listings through the reader's walks (Documentation/fuse-native.md), so it gets the root on read-only mounts too.
+    binding.readerCipherRoot(reader, vault.nativeRootFd(), o.unlinks && env.TSCRYPTFS_NATIVE_UNLINK !== '0');
+    if (names) {
       binding.readerNames(reader, names.key, names.longNameMax, names.raw64);
-    } finally {
-      names.key.fill(0);
+      if (opens) binding.readerOpens(reader, true);
     }
+  } finally {
+    names?.key.fill(0);
   }
   return {
     hook: reader,
@@ -135,12 +170,21 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
     close(fh) {
       binding.readerClose(reader, fh); // nothing to do for a handle it never saw
     },
+    isNative(fh) {
+      return opens && fh >= NATIVE_FH_BASE;
+    },
+    adopt(fh) {
+      return binding.readerAdopt(reader, fh);
+    },
+    opensOn(dev, ino) {
+      return opens ? binding.readerOpensOn(reader, dev32(dev), ...halves(ino)) : [];
+    },
     lookups(on) {
       binding.readerLookups(reader, on); // stays off when readerNames was never called
     },
     stats() {
-      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed] = binding.readerStats(reader);
-      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed };
+      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed] = binding.readerStats(reader);
+      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed };
     },
   };
 }

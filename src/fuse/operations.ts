@@ -50,8 +50,8 @@ export interface FuseOperations {
    * answers itself is not counted), plus `nativeRead`: the reads the native
    * read path answered, when there is one, and `nativeAttr`: the chmod,
    * chown and utimens of open files it answered, `nativeWrite`: the
-   * writes it answered, `nativeUnlink`: the unlinks, and `nativeLookup`: the
-   * lookups, each once there are any.
+   * writes it answered, `nativeUnlink`: the unlinks, `nativeLookup`: the
+   * lookups, and `nativeOpen`: the opens, each once there are any.
    */
   calls(): Record<string, number>;
   /** Connects the binding's attribute cache, once mounted: readdir then fills it for the entries it lists. */
@@ -106,7 +106,37 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     }, (st) => [shown(st)]);
   };
   const fail = (cb: FuseCallback, code: 'EPERM' | 'EOPNOTSUPP'): void => cb(-OS.errno[code]);
-  const handle = (fh: number) => handles.need(fh);
+  const adopting = new Map<number, Promise<VaultFile>>();
+  /**
+   * The file of handle `fh`. A handle the native path opened (native-reads.ts)
+   * is adopted the first time a request for it reaches JS: JS gets a
+   * duplicate of its descriptor, by `path`, and its release from then on.
+   */
+  const handle = async (fh: number, path: string): Promise<VaultFile> => {
+    const known = handles.get(fh);
+    if (known || !reads?.isNative(fh)) return known ?? handles.need(fh);
+    let p = adopting.get(fh);
+    if (!p) {
+      p = (async () => {
+        const fd = reads.adopt(fh);
+        if (fd < 0) return handles.need(fh);
+        const f = await vault.adopt(fd, path);
+        handles.put(fh, f);
+        return f;
+      })().finally(() => adopting.delete(fh));
+      adopting.set(fh, p);
+    }
+    return p;
+  };
+  /** Before libfuse hides `path` (unlinked while open): JS adopts the native handles open on it, which the hidden name is then served from. */
+  const adoptOpenOn = async (path: string): Promise<void> => {
+    if (!reads) return;
+    const st = await vault.stat(path, { bigint: true }).catch(() => null);
+    if (!st) return;
+    for (const fh of reads.opensOn(st.dev, st.ino)) {
+      await handle(fh, path).catch((err: unknown) => log.warn(`${path}: an open handle could not be adopted: ${(err as Error).message}`));
+    }
+  };
   /** A new handle, registered with the native read path. */
   const addHandle = (f: VaultFile): number => {
     const fh = handles.add(f);
@@ -117,7 +147,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   /** -idle: reads and attribute changes answered natively count as activity too. */
   const lastActivity = (): number => {
     const st = reads?.stats();
-    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp : 0; // what the libfuse threads answered is activity too
+    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp + st.opened : 0; // what the libfuse threads answered is activity too
     if (served !== nativeSeen) {
       nativeSeen = served;
       calls.last = Date.now();
@@ -146,7 +176,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
         cb,
         async () => {
           if (hidden.has(path)) return hidden.stat(path);
-          const h = handles.get(fh);
+          const h = handles.get(fh) ?? (reads?.isNative(fh) ? await handle(fh, path) : undefined);
           if (!h) return vault.statWords(path);
           if (path === '') {
             const st = await hidden.statOfHandle(h);
@@ -197,7 +227,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
 
     read(path: string, fh: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void {
       calls.arrived('read');
-      (async () => handle(fh).readInto(buf, len, pos))().then(
+      (async () => (await handle(fh, path)).readInto(buf, len, pos))().then(
         (n) => cb(n),
         (err: unknown) => cb(toErrno(err, 'read', path, log)),
       );
@@ -207,7 +237,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     write(path: string, fh: number, buf: Buffer, len: number, pos: number, dropSetId: boolean, cb: (n: number) => void): void {
       calls.arrived('write');
       (async () => {
-        const f = handle(fh);
+        const f = await handle(fh, path);
         if (dropSetId) await f.dropSetIdBits();
         return f.write(buf.subarray(0, len), pos);
       })().then(
@@ -217,7 +247,10 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
 
     fsync(path: string, datasync: number, fh: number, cb: FuseCallback): void {
-      answer('fsync', path, cb, () => (datasync ? handle(fh).datasync() : handle(fh).sync()));
+      answer('fsync', path, cb, async () => {
+        const f = await handle(fh, path);
+        return datasync ? f.datasync() : f.sync();
+      });
     },
 
     fsyncdir(_path: string, _datasync: number, _fh: number, cb: FuseCallback): void {
@@ -250,7 +283,10 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
 
     rename(from: string, to: string, cb: FuseCallback): void {
       answer('rename', from, cb, async () => {
-        if (isHiddenPath(to)) return hidden.hide(from, to);
+        if (isHiddenPath(to)) {
+          await adoptOpenOn(from);
+          return hidden.hide(from, to);
+        }
         return (await hidden.renamesOntoItself(from, to)) ? vault.link(from, to) : vault.rename(from, to);
       });
     },
@@ -278,7 +314,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
 
     /** fallocate(2): modes 0 and KEEP_SIZE, as gocryptfs (other modes EOPNOTSUPP, from the VaultFile). */
     fallocate(path: string, mode: number, offset: number, length: number, fh: number, cb: FuseCallback): void {
-      answer('fallocate', path, cb, () => handle(fh).fallocate(mode, offset, length));
+      answer('fallocate', path, cb, async () => (await handle(fh, path)).fallocate(mode, offset, length));
     },
 
     chmod(path: string, mode: number, cb: FuseCallback): void {
@@ -316,7 +352,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     },
   };
 
-  /** What the native read path answered: reads, chmod, chown and utimens of open files, writes, unlinks and lookups (each once there are any). */
+  /** What the native read path answered: reads, chmod, chown and utimens of open files, writes, unlinks, lookups and opens (each once there are any). */
   const nativeCalls = (r: NativeReads): Record<string, number> => {
     const st = r.stats();
     return {
@@ -325,6 +361,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       ...(st.written > 0 && { nativeWrite: st.written }),
       ...(st.unlinked > 0 && { nativeUnlink: st.unlinked }),
       ...(st.lookedUp > 0 && { nativeLookup: st.lookedUp }),
+      ...(st.opened > 0 && { nativeOpen: st.opened }),
     };
   };
 

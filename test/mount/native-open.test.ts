@@ -1,0 +1,186 @@
+/**
+ * The native open (native/src/opener.c, the binding's fuse_native_open_fast):
+ * a file opened for reading is opened on the libfuse thread, and its
+ * release closes it there; JS adopts the handle when a request for it
+ * reaches JS after all. What a user sees must be what JS gives:
+ * - every file of a tree (sizes around the block boundaries, a long name,
+ *   UTF-8 names, a deep directory, hard links) reads back as written, with
+ *   the native open and with TSCRYPTFS_NATIVE_OPEN=0;
+ * - a tampered block through a native handle fails alone (JS adopts the
+ *   handle to answer it), and fstat of the handle still works;
+ * - a natively opened file unlinked while open: no .fuse_hidden entry,
+ *   its directory can be removed, the handle still reads and fstats;
+ * - a write through a JS handle of the same file (O_TRUNC, a new file ID)
+ *   is seen at once by the native handle's next read, which stays native:
+ *   both use the file's one fence slot.
+ *
+ * TSCRYPTFS_OPSTATS (written at unmount) tells which path served them:
+ * `open` counts the opens that reached JS, `nativeOpen` the others.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
+import { initCipherdir, withMount } from '../helpers/mount.js';
+import { assertFsckClean, cipherPathOf, MOUNT_IMPL, py, useMountTmp, withCallCounts } from '../helpers/mount-suite.js';
+import { prng } from '../helpers/tree.js';
+import { needs } from '../helpers/requirements.js';
+
+const dir = useMountTmp('native-open');
+const T = { timeout: 180_000, ...needs('mount', 'python3') };
+const tsOnly = { ...T, skip: MOUNT_IMPL !== 'tscryptfs' ? 'call counts exist only for tscryptfs' : T.skip };
+const withGocryptfs = { ...tsOnly, ...needs('mount', 'python3', 'gocryptfs') };
+
+/** Mounts `cipherdir` with `env` set, runs `fn`, and returns its result and the call counts of the mount. */
+const counted = <R>(label: string, cipherdir: string, env: Record<string, string>, fn: (mnt: string) => Promise<R>): Promise<[R, Record<string, number>]> =>
+  withCallCounts(dir.tmp, label, cipherdir, { env }, fn);
+
+const LONG = 'l'.repeat(200);
+const DEEP = 'd1/d2/d3/d4/d5/d6';
+const SIZES = [0, 1, 4095, 4096, 4097, 8192, 100_000, 300_001];
+const FILES = [...SIZES.map((n) => `${DEEP}/size${n}`), `d1/${LONG}`, 'd1/d2/é€😀', 'd1/d2/日本語のファイル名', 'd1/a', 'd1/b'];
+
+const MAKE_TREE = `
+import os
+top = A[0]
+os.makedirs(os.path.join(top, '${DEEP}'))
+for n in [${SIZES.join(', ')}]:
+    with open(os.path.join(top, '${DEEP}', 'size%d' % n), 'wb') as f:
+        f.write(bytes((i * 7) % 251 for i in range(n)))
+with open(os.path.join(top, 'd1', '${LONG}'), 'w') as f:
+    f.write('long')
+for n in ['é€😀', '日本語のファイル名']:
+    with open(os.path.join(top, 'd1/d2', n), 'w') as f:
+        f.write(n)
+with open(os.path.join(top, 'd1', 'a'), 'w') as f:
+    f.write('linked')
+os.link(os.path.join(top, 'd1', 'a'), os.path.join(top, 'd1', 'b'))
+out(0)`;
+
+/** Each file's SHA-256, size and fstat size, read in 1000-byte pieces after the kernel let go of its pages and names. */
+const READ_ALL = `
+import hashlib
+with open('/proc/sys/vm/drop_caches', 'w') as f:
+    f.write('3')
+res = []
+for p in A[1:]:
+    fd = os.open(os.path.join(A[0], p), os.O_RDONLY)
+    h = hashlib.sha256()
+    n = 0
+    while True:
+        b = os.read(fd, 1000)
+        if not b:
+            break
+        h.update(b)
+        n += len(b)
+    res.append([p, n, os.fstat(fd).st_size, h.hexdigest()])
+    os.close(fd)
+out(res)`;
+
+test('every file of a tree reads back as written through native opens, as through JS opens', withGocryptfs, async () => {
+  const cipherdir = join(dir.tmp, 'same-cipher');
+  await initCipherdir(MOUNT_IMPL, cipherdir, []);
+  await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, 'same-make-mnt'), {}, (m) => py(MAKE_TREE, [m]));
+  const [native, nativeCalls] = await counted('same-native', cipherdir, {}, (m) => py<unknown[][]>(READ_ALL, [m, ...FILES]));
+  const [js, jsCalls] = await counted('same-js', cipherdir, { TSCRYPTFS_NATIVE_OPEN: '0' }, (m) => py<unknown[][]>(READ_ALL, [m, ...FILES]));
+  assert.deepEqual(native, js);
+  const byPath = new Map(native.map((r) => [r[0], r.slice(1)]));
+  for (const n of SIZES) assert.deepEqual(byPath.get(`${DEEP}/size${n}`)!.slice(0, 2), [n, n], `size${n}`);
+  assert.deepEqual(byPath.get('d1/a'), byPath.get('d1/b'));
+  assert.equal(nativeCalls['nativeOpen'], FILES.length, `every open was native: ${JSON.stringify(nativeCalls)}`);
+  assert.equal(nativeCalls['open'], undefined, `no open reached JS: ${JSON.stringify(nativeCalls)}`);
+  assert.equal(nativeCalls['read'], undefined, `no read reached JS: ${JSON.stringify(nativeCalls)}`);
+  assert.equal(nativeCalls['release'], undefined, `no release reached JS: ${JSON.stringify(nativeCalls)}`);
+  assert.equal(jsCalls['nativeOpen'], undefined, JSON.stringify(jsCalls));
+  assert.equal(jsCalls['open'], FILES.length, JSON.stringify(jsCalls));
+  await assertFsckClean(cipherdir);
+});
+
+test('a tampered block read through a native handle fails alone (JS adopts the handle); fstat still works', tsOnly, async () => {
+  const cipherdir = join(dir.tmp, 'tamper-cipher');
+  const data = prng('native-open-tamper', 3 * 4096);
+  await initCipherdir(MOUNT_IMPL, cipherdir, []);
+  await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, 'tamper-mnt'), {}, (m) => fsp.writeFile(join(m, 'f'), data));
+  const cp = await cipherPathOf(cipherdir, 'f');
+  const sealed = await fsp.readFile(cp);
+  sealed[18 + (4096 + 32) + 12 + 100]! ^= 1; // block 1's ciphertext
+  await fsp.writeFile(cp, sealed);
+  const [r, calls] = await counted('tamper', cipherdir, {}, (m) =>
+    py<unknown[]>(
+      `
+fd = os.open(A[0], os.O_RDONLY)
+want = bytes.fromhex(A[1])
+def rd(off, expect):
+    if os.pread(fd, 4096, off) != expect:
+        raise OSError(0, 'wrong bytes')
+res = [t(lambda: rd(0, want[:4096])), t(lambda: rd(4096, b'')), t(lambda: rd(8192, want[8192:])), t(lambda: rd(0, want[:4096])), os.fstat(fd).st_size]
+os.close(fd)
+out(res)`,
+      [join(m, 'f'), data.toString('hex')],
+    ),
+  );
+  assert.deepEqual(r, ['OK', 'EIO', 'OK', 'OK', 3 * 4096]);
+  assert.equal(calls['nativeOpen'], 1, JSON.stringify(calls));
+  assert.equal(calls['open'], undefined, JSON.stringify(calls));
+  assert.ok((calls['read'] ?? 0) >= 1, `the bad block went to JS, which answered EIO: ${JSON.stringify(calls)}`);
+  assert.equal(calls['release'], 1, `JS adopted the handle, so it got its release: ${JSON.stringify(calls)}`);
+});
+
+test('a natively opened file unlinked while open: no .fuse_hidden entry, its directory goes, the handle still reads and fstats', tsOnly, async () => {
+  const cipherdir = join(dir.tmp, 'unlinked-cipher');
+  const data = prng('native-open-unlinked', 10_000);
+  await initCipherdir(MOUNT_IMPL, cipherdir, []);
+  await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, 'unlinked-make-mnt'), {}, async (m) => {
+    await fsp.mkdir(join(m, 'd'));
+    await fsp.writeFile(join(m, 'd', 'f'), data);
+  });
+  const [r, calls] = await counted('unlinked', cipherdir, {}, (m) =>
+    py<unknown[]>(
+      `
+d = os.path.join(A[0], 'd')
+fd = os.open(os.path.join(d, 'f'), os.O_RDONLY)
+first = os.pread(fd, 100, 0)
+os.unlink(os.path.join(d, 'f'))
+listed = os.listdir(d)
+os.rmdir(d)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+st = os.fstat(fd)
+whole = os.pread(fd, 20000, 0)
+os.close(fd)
+out([first.hex(), listed, st.st_size, st.st_nlink, whole.hex(), os.listdir(A[0])])`,
+      [m],
+    ),
+  );
+  assert.deepEqual(r, [data.subarray(0, 100).toString('hex'), [], data.length, 0, data.toString('hex'), []]);
+  assert.equal(calls['nativeOpen'], 1, JSON.stringify(calls));
+  assert.deepEqual(await fsp.readdir(cipherdir).then((n) => n.sort()), ['gocryptfs.conf', 'gocryptfs.diriv'], 'nothing left in the cipher directory');
+});
+
+test('a write through a JS handle of the same file is seen at once by a native handle, whose reads stay native (one fence slot per file)', tsOnly, async () => {
+  const cipherdir = join(dir.tmp, 'fence-cipher');
+  const before = prng('native-open-before', 20_000);
+  const after = prng('native-open-after', 30_000);
+  await initCipherdir(MOUNT_IMPL, cipherdir, []);
+  await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, 'fence-make-mnt'), {}, (m) => fsp.writeFile(join(m, 'f'), before));
+  const [r, calls] = await counted('fence', cipherdir, {}, (m) =>
+    py<string[]>(
+      `
+p = os.path.join(A[0], 'f')
+r = os.open(p, os.O_RDONLY)
+one = os.pread(r, 40000, 0)
+w = os.open(p, os.O_WRONLY | os.O_TRUNC)
+os.write(w, bytes.fromhex(A[1]))
+os.fsync(w)
+os.posix_fadvise(r, 0, 0, os.POSIX_FADV_DONTNEED)
+two = os.pread(r, 40000, 0)
+os.close(w)
+os.close(r)
+out([one.hex(), two.hex()])`,
+      [m, after.toString('hex')],
+    ),
+  );
+  assert.deepEqual(r, [before.toString('hex'), after.toString('hex')]);
+  assert.equal(calls['nativeOpen'], 1, `the reader was opened natively: ${JSON.stringify(calls)}`);
+  assert.equal(calls['open'], 1, `the writer through JS: ${JSON.stringify(calls)}`);
+  assert.equal(calls['read'], undefined, `both reads native: the JS write moved the fence the native handle reads by: ${JSON.stringify(calls)}`);
+});
