@@ -31,6 +31,10 @@ if [[ $# -ne 3 ]]; then
 fi
 rounds=$1 envA=$2 envB=$3
 [[ -f $TREE && -f $SUMS ]] || { echo "ab-mounts: no $TREE (run benchmark.bash once to fetch it)" >&2; exit 1; }
+if [[ " $PHASES " == *" DBENCH"* ]] && ! command -v dbench >/dev/null; then
+  echo "ab-mounts: dbench is missing (apt-get install dbench)" >&2
+  exit 1
+fi
 
 base=$(mktemp -d /dev/shm/ab-mounts.XXXXXX)
 declare -A PID
@@ -87,6 +91,7 @@ phase() {
   t1=$(date +%s.%N)
   c1=$(ticks "${PID[$x]}")
   [[ $ph == DBENCH* ]] || v=$(echo "$t1 - $t0" | bc)
+  [[ -n $v ]] || { echo "ab-mounts: $ph on $x gave no figure" >&2; return 1; }
   echo "$v $(echo "($c1 - $c0) / 100" | bc -l)"
 }
 
@@ -97,7 +102,8 @@ for r in $(seq "$rounds"); do
   for ph in $PHASES; do
     declare -A V C
     for x in $order; do
-      read -r V[$x] C[$x] <<<"$(phase "$x" "$ph")"
+      out=$(phase "$x" "$ph") || exit 1
+      read -r V[$x] C[$x] <<<"$out"
     done
     ra=$(echo "${V[B]} / ${V[A]}" | bc -l)
     rc=$(echo "${C[B]} / ${C[A]}" | bc -l)
