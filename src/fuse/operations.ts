@@ -176,7 +176,11 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
         cb,
         async () => {
           if (hidden.has(path)) return hidden.stat(path);
-          const h = handles.get(fh) ?? (reads?.isNative(fh) ? await handle(fh, path) : undefined);
+          // The binding's channel lends a GETATTR any handle open on the node,
+          // which may be released before the request gets here: one JS does not
+          // know is stat by path, and a native one adopted only when there is no
+          // path to stat (its directory removed meanwhile).
+          const h = handles.get(fh) ?? (path === '' && reads?.isNative(fh) ? await handle(fh, path) : undefined);
           if (!h) return vault.statWords(path);
           if (path === '') {
             const st = await hidden.statOfHandle(h);
