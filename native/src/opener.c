@@ -146,7 +146,7 @@ int reader_release(void *ctx, uint64_t fh)
 {
     struct reader *r = ctx;
     if (fh < NATIVE_FH_BASE) return TSCRYPTFS_HOOK_PASS;
-    struct handle *h = reader_remove_owned(r, fh);
+    struct handle *h = reader_remove(r, fh, 1);
     if (!h) return TSCRYPTFS_HOOK_PASS;
     const int adopted = h->adopted;
     close(h->fd);

@@ -122,12 +122,12 @@ void reader_insert(struct reader *r, struct handle *h)
     pthread_mutex_unlock(&r->mut);
 }
 
-struct handle *reader_remove_owned(struct reader *r, uint64_t fh)
+struct handle *reader_remove(struct reader *r, uint64_t fh, int owned)
 {
     struct handle *h = NULL;
     pthread_mutex_lock(&r->mut);
     for (struct handle **p = bucket(r, fh); *p; p = &(*p)->next) {
-        if ((*p)->fh == fh && (*p)->owned) {
+        if ((*p)->fh == fh && (*p)->owned == owned) {
             h = *p;
             *p = h->next;
             while (h->busy > 0) pthread_cond_wait(&r->idle, &r->mut);
@@ -499,18 +499,11 @@ static napi_value js_close(napi_env env, napi_callback_info info)
     struct reader *r;
     if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || !(r = reader_get(env, argv[0])) || !get_size(env, argv[1], &fh))
         return throw_inval(env, "readerClose(reader, fh): bad argument");
-    pthread_mutex_lock(&r->mut);
-    for (struct handle **p = bucket(r, fh); *p; p = &(*p)->next) {
-        if ((*p)->fh == fh && !(*p)->owned) { /* an owned handle goes at its RELEASE (reader_release) */
-            struct handle *h = *p;
-            *p = h->next;
-            while (h->busy > 0) pthread_cond_wait(&r->idle, &r->mut);
-            OPENSSL_cleanse(h->id, ID_LEN);
-            free(h);
-            break;
-        }
+    struct handle *h = reader_remove(r, fh, 0); /* an owned handle goes at its RELEASE (reader_release) */
+    if (h) {
+        OPENSSL_cleanse(h->id, ID_LEN);
+        free(h);
     }
-    pthread_mutex_unlock(&r->mut);
     return NULL;
 }
 

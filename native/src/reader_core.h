@@ -203,8 +203,8 @@ int reader_find(struct reader *r, int root, const char *path, const uint64_t *di
 
 /* Registers `h` (an owned one gets its fh here, from NATIVE_FH_BASE up). */
 void reader_insert(struct reader *r, struct handle *h);
-/* Takes owned handle `fh` out of the registry once no call uses it; NULL when there is none. */
-struct handle *reader_remove_owned(struct reader *r, uint64_t fh);
+/* Takes handle `fh` (one opener.c opened if `owned`, else one JS registered) out of the registry once no call uses it; NULL when there is none. */
+struct handle *reader_remove(struct reader *r, uint64_t fh, int owned);
 /* A duplicate of owned handle `fh`'s descriptor, marking it adopted; -1 when there is none. */
 int reader_adopt_fd(struct reader *r, uint64_t fh);
 /* The owned handles not adopted yet that are open on (dev, ino): up to `cap` into fhs; returns how many there are. */

@@ -59,6 +59,12 @@ export class HiddenFiles {
      * native lookup stays off).
      */
     private readonly onPending: (pending: boolean) => void = () => undefined,
+    /**
+     * Called by hide before it looks for the handles open on the file
+     * (`st`, found at `path`): puts into the table those it does not hold
+     * yet (a native read path's, see operations.ts).
+     */
+    private readonly takeOpen: (path: string, st: BigIntStats) => Promise<void> = async () => undefined,
   ) {}
 
   has(path: string): boolean {
@@ -68,6 +74,7 @@ export class HiddenFiles {
   /** libfuse's rename(from, hiddenPath): unlink `from`, keep serving it as `hiddenPath`. */
   async hide(from: string, hiddenPath: string): Promise<void> {
     const st = await this.vault.stat(from, { bigint: true });
+    await this.takeOpen(from, st);
     const open: VaultFile[] = [];
     for (const h of this.handles.all()) {
       const hs = await h.stat({ bigint: true }).catch(() => null);

@@ -71,7 +71,12 @@ export interface AttrCacheHook {
 export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger): FuseOperations {
   const handles = new HandleTable();
   const reads = opts.reads ?? null;
-  const hidden = new HiddenFiles(vault, handles, (pending) => reads?.lookups(!pending));
+  const hidden = new HiddenFiles(
+    vault,
+    handles,
+    (pending) => reads?.lookups(!pending),
+    (path, st) => adoptOpenOn(path, st),
+  );
   const calls = new CallCounter();
   const answer = makeAnswer(calls, log);
   let attrCache: AttrCacheHook | null = null;
@@ -128,12 +133,9 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     }
     return p;
   };
-  /** Before libfuse hides `path` (unlinked while open): JS adopts the native handles open on it, which the hidden name is then served from. */
-  const adoptOpenOn = async (path: string): Promise<void> => {
-    if (!reads) return;
-    const st = await vault.stat(path, { bigint: true }).catch(() => null);
-    if (!st) return;
-    for (const fh of reads.opensOn(st.dev, st.ino)) {
+  /** Before libfuse hides `path` (file `st`, unlinked while open): JS adopts the native handles open on it, which the hidden name is then served from. */
+  const adoptOpenOn = async (path: string, st: BigIntStats): Promise<void> => {
+    for (const fh of reads?.opensOn(st.dev, st.ino) ?? []) {
       await handle(fh, path).catch((err: unknown) => log.warn(`${path}: an open handle could not be adopted: ${(err as Error).message}`));
     }
   };
@@ -287,10 +289,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
 
     rename(from: string, to: string, cb: FuseCallback): void {
       answer('rename', from, cb, async () => {
-        if (isHiddenPath(to)) {
-          await adoptOpenOn(from);
-          return hidden.hide(from, to);
-        }
+        if (isHiddenPath(to)) return hidden.hide(from, to);
         return (await hidden.renamesOntoItself(from, to)) ? vault.link(from, to) : vault.rename(from, to);
       });
     },
