@@ -161,6 +161,13 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // the listing; this mount's own changes drop it in the kernel). Not with
     // -sharedstorage; TSCRYPTFS_KEPT_LISTINGS=0 turns it off, for measurements.
     keptListings: (o.attrCache ?? true) && readHook !== undefined && process.env.TSCRYPTFS_KEPT_LISTINGS !== '0',
+    // The kernel lists again from memory only a listing it read to the end;
+    // rm -r reads one getdents of a directory (is it empty?), then opens it
+    // again and reads it all. The binding keeps a copy of each listing it
+    // records for keeping and answers a new listing of that directory from
+    // it, on the same checks. TSCRYPTFS_KEPT_COPIES=0 turns it off, for
+    // measurements.
+    keptListingCopies: process.env.TSCRYPTFS_KEPT_COPIES !== '0',
     // The kernel asks for security.capability before each write to learn
     // whether privileges must go, and for the attributes before each chown.
     // With FUSE_HANDLE_KILLPRIV_V2 it asks once per file and leaves the
