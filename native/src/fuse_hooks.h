@@ -16,7 +16,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535239u   /* "TSR9": version 9, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open` and `release` */
+#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535241u   /* "TSRA": version 10, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open`, `release` and `rmdir` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -115,6 +115,14 @@ struct tscryptfs_read_hook {
      * the RELEASE too.
      */
     int (*release)(void *ctx, uint64_t fh);
+    /*
+     * Called for an RMDIR of a directory a listing showed less than a
+     * second ago, with its cipher path (as for `unlink`): removes it if it
+     * holds nothing but its IV, and its .name file for a long name. Returns
+     * 0 when it was removed, -errno when it was but its .name file could
+     * not be, or TSCRYPTFS_HOOK_PASS (nothing changed): let JavaScript answer.
+     */
+    int (*rmdir)(void *ctx, const char *cpath, int long_name);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

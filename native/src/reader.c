@@ -373,6 +373,11 @@ static void reader_finalize(napi_env env, void *data, void *hint)
     pthread_mutex_destroy(&r->mut);
     pthread_mutex_destroy(&r->slots_mut);
     pthread_mutex_destroy(&r->ivs_mut);
+    if (r->removed) {
+        for (size_t i = 0; i < r->removed_n; i++) free(r->removed[i]);
+        free(r->removed);
+    }
+    pthread_mutex_destroy(&r->removed_mut);
     pthread_cond_destroy(&r->idle);
     OPENSSL_cleanse(r->key, sizeof r->key);
     free(r);
@@ -434,6 +439,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     r->aegis_enc = aegis ? aegis->enc : NULL;
     r->hook.write = reader_write;
     r->hook.unlink = reader_unlink;
+    r->hook.rmdir = reader_rmdir;
     r->hook.dir_stat = reader_dir_stat;
     r->hook.statfs = reader_statfs;
     r->hook.lookup = reader_lookup;
@@ -445,6 +451,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     r->slots = (uint32_t)slots;
     pthread_mutex_init(&r->mut, NULL);
     pthread_mutex_init(&r->ivs_mut, NULL);
+    pthread_mutex_init(&r->removed_mut, NULL);
     pthread_mutex_init(&r->slots_mut, NULL);
     pthread_cond_init(&r->idle, NULL);
     if (napi_create_arraybuffer(env, slots * FENCE_STRIDE * sizeof(int32_t), &fences, &ab) != napi_ok) {
@@ -523,7 +530,7 @@ static napi_value js_attrs(napi_env env, napi_callback_info info)
  * readerStats(reader) -> [reads answered natively, reads passed on to JavaScript,
  * attribute changes answered natively, writes answered natively, writes passed on,
  * unlinks answered natively, unlinks passed on, lookups answered natively, lookups passed on,
- * opens answered natively, opens passed on]
+ * opens answered natively, opens passed on, rmdirs answered natively, rmdirs passed on]
  */
 static napi_value js_stats(napi_env env, napi_callback_info info)
 {
@@ -532,7 +539,7 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     struct reader *r;
     if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || !(r = reader_get(env, argv[0])))
         return throw_inval(env, "readerStats(reader): bad argument");
-    if (napi_create_array_with_length(env, 11, &out) != napi_ok) return NULL;
+    if (napi_create_array_with_length(env, 13, &out) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 0, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 1, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->attrs_served, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 2, v) != napi_ok) return NULL;
@@ -544,6 +551,8 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     if (napi_create_double(env, (double)__atomic_load_n(&r->lookups_passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 8, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->opened, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 9, v) != napi_ok) return NULL;
     if (napi_create_double(env, (double)__atomic_load_n(&r->opens_passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 10, v) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->rmdired, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 11, v) != napi_ok) return NULL;
+    if (napi_create_double(env, (double)__atomic_load_n(&r->rmdirs_passed, __ATOMIC_RELAXED), &v) != napi_ok || napi_set_element(env, out, 12, v) != napi_ok) return NULL;
     return out;
 }
 
@@ -555,7 +564,8 @@ int reader_register(napi_env env, napi_value exports)
     } fns[] = {{"readerCreate", js_create}, {"readerOpen", js_open}, {"readerClose", js_close}, {"readerAttrs", js_attrs}, {"readerWrites", reader_js_writes}, {"readerCipherRoot", reader_js_cipher_root},
                  {"readerNames", reader_js_names}, {"readerLookups", reader_js_lookups}, {"nameEncrypt", reader_js_name_encrypt},
                  {"readerOpens", reader_js_opens}, {"readerSlot", reader_js_slot}, {"readerSlotRelease", reader_js_slot_release},
-                 {"readerAdopt", reader_js_adopt}, {"readerOpensOn", reader_js_opens_on}, {"readerStats", js_stats}};
+                 {"readerAdopt", reader_js_adopt}, {"readerOpensOn", reader_js_opens_on}, {"readerRmdirs", reader_js_rmdirs},
+                 {"readerTakeRemovedDirs", reader_js_take_removed}, {"readerStats", js_stats}};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         napi_value f;
         if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &f) != napi_ok ||

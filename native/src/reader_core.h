@@ -94,6 +94,14 @@ struct reader {
     int root_fd;  /* unlinker.c: the cipher directory (readerCipherRoot's own copy); -1: unlinks go to JS, no listing is kept */
     int unlinks;  /* reader_unlink answers (readerCipherRoot); set before root_fd */
     uint64_t unlinked, unlinks_passed;
+    int rmdirs;   /* reader_rmdir answers (readerRmdirs), with unlinks on */
+    int rmdir_ivs; /* directories have a gocryptfs.diriv (readerRmdirs); set before rmdirs */
+    uint64_t rmdired, rmdirs_passed;
+    pthread_mutex_t removed_mut; /* removed, removed_n, removed_all */
+    char **removed;              /* cipher paths of the directories reader_rmdir removed (REMOVED_MAX), for JS */
+    size_t removed_n;
+    int removed_all;             /* more than REMOVED_MAX: JS forgets every directory */
+    int removed_pending;         /* atomic: the log has something */
     struct name_key names; /* lookup.c: set once by readerNames */
     int names_set;
     int lookups;            /* reader_lookup answers (readerNames, readerLookups) */
@@ -174,6 +182,13 @@ napi_value reader_js_writes(napi_env env, napi_callback_info info);
 
 /* The hook's `unlink` (fuse_hooks.h), in unlinker.c. */
 int reader_unlink(void *ctx, const char *cpath, int long_name);
+
+/* The hook's `rmdir` (fuse_hooks.h), in unlinker.c. */
+int reader_rmdir(void *ctx, const char *cpath, int long_name);
+
+/* readerRmdirs(reader, on, dirIVs) and readerTakeRemovedDirs(reader), in unlinker.c. */
+napi_value reader_js_rmdirs(napi_env env, napi_callback_info info);
+napi_value reader_js_take_removed(napi_env env, napi_callback_info info);
 
 /* The hook's `dir_stat` (fuse_hooks.h), in unlinker.c. */
 int reader_dir_stat(void *ctx, const char *cpath, struct stat *st);

@@ -28,9 +28,13 @@
 #define _GNU_SOURCE
 #include "reader_core.h"
 #include "napi_args.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -74,6 +78,17 @@ static int walk_to_parent(int root, const char *cpath, const char **last)
     return -1;
 }
 
+/* Removes the .name file of long name `last` in `dfd` (format.md §7.8): 0, also when there is none; else -errno. */
+static int remove_name_file(int dfd, const char *last)
+{
+    char name[NAME_MAX_ON_DISK + sizeof LONGNAME_SUFFIX];
+    size_t len = strlen(last);
+    if (len + sizeof LONGNAME_SUFFIX > sizeof name) return 0;
+    memcpy(name, last, len);
+    memcpy(name + len, LONGNAME_SUFFIX, sizeof LONGNAME_SUFFIX);
+    return unlinkat(dfd, name, 0) != 0 && errno != ENOENT ? -errno : 0;
+}
+
 /* The hook's `unlink` (fuse_hooks.h). */
 int reader_unlink(void *ctx, const char *cpath, int long_name)
 {
@@ -86,16 +101,7 @@ int reader_unlink(void *ctx, const char *cpath, int long_name)
         if (dfd != root) close(dfd);
         goto pass;
     }
-    int res = 0;
-    if (long_name) {
-        char name[NAME_MAX_ON_DISK + sizeof LONGNAME_SUFFIX];
-        size_t len = strlen(last);
-        if (len + sizeof LONGNAME_SUFFIX <= sizeof name) {
-            memcpy(name, last, len);
-            memcpy(name + len, LONGNAME_SUFFIX, sizeof LONGNAME_SUFFIX);
-            if (unlinkat(dfd, name, 0) != 0 && errno != ENOENT) res = -errno;
-        }
-    }
+    const int res = long_name ? remove_name_file(dfd, last) : 0;
     if (dfd != root) close(dfd);
     __atomic_fetch_add(&r->unlinked, 1, __ATOMIC_RELAXED);
     return res;
@@ -171,4 +177,167 @@ napi_value reader_js_cipher_root(napi_env env, napi_callback_info info)
     r->unlinks = unlinks ? 1 : 0;
     __atomic_store_n(&r->root_fd, copy, __ATOMIC_RELEASE);
     return NULL;
+}
+
+/*
+ * The hook's `rmdir` (fuse_hooks.h): src/vault/node-dir-ops.ts's rmdirEntry
+ * on the libfuse thread. The directory is opened from its parent's
+ * descriptor (O_DIRECTORY|O_NOFOLLOW) and listed; it goes only when it
+ * holds nothing but its IV (Documentation/format.md §7.7), which is moved
+ * out beside it under a random name first (a directory is never empty on
+ * disk: if the removal fails, the IV is put back) and deleted after. Then
+ * its .name file, for a long name. Anything else goes to JavaScript, which
+ * gives the error (ENOTEMPTY, ...) and its log line: a directory with other
+ * names, a walk or system call that fails.
+ *
+ * JavaScript keeps descriptors of the directories it walked, by plaintext
+ * path (src/vault/backing/dir-cache.ts), and must forget the removed one
+ * before it makes anything at that path again: each removal is logged
+ * here, and readerTakeRemovedDirs hands the log over (the mount takes it
+ * before every request it answers).
+ */
+#define DIRIV_NAME "gocryptfs.diriv"
+#define REMOVED_MAX 4096
+
+/* Adds `cpath` to the log of removed directories; past REMOVED_MAX, JavaScript forgets every directory instead. */
+static void removed_log(struct reader *r, const char *cpath)
+{
+    pthread_mutex_lock(&r->removed_mut);
+    if (!r->removed || r->removed_n >= REMOVED_MAX) {
+        r->removed_all = 1;
+    } else {
+        char *copy = strdup(cpath);
+        if (copy) r->removed[r->removed_n++] = copy;
+        else r->removed_all = 1;
+    }
+    __atomic_store_n(&r->removed_pending, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&r->removed_mut);
+}
+
+/* 1: the directory open at `fd` holds nothing but its IV (*has_iv) or nothing at all; 0: something else, or it cannot be listed. */
+static int holds_only_iv(int fd, int *has_iv)
+{
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    DIR *d = copy < 0 ? NULL : fdopendir(copy);
+    if (!d) {
+        if (copy >= 0) close(copy);
+        return 0;
+    }
+    int only = 1;
+    *has_iv = 0;
+    errno = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (strcmp(e->d_name, DIRIV_NAME) == 0) {
+            *has_iv = 1;
+            continue;
+        }
+        only = 0;
+        break;
+    }
+    if (only && errno != 0) only = 0; /* readdir failed */
+    closedir(d);
+    return only;
+}
+
+int reader_rmdir(void *ctx, const char *cpath, int long_name)
+{
+    struct reader *r = ctx;
+    const int root = __atomic_load_n(&r->root_fd, __ATOMIC_ACQUIRE);
+    const char *last = NULL;
+    int dfd = root < 0 || !__atomic_load_n(&r->rmdirs, __ATOMIC_ACQUIRE) || !cpath ? -1 : walk_to_parent(root, cpath, &last);
+    if (dfd < 0) goto pass;
+    int fd = openat(dfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int has_iv = 0, gone = 0;
+    /* Without directory IVs (plaintext or deterministic names) a gocryptfs.diriv is a name like any other, as for JS. */
+    if (fd >= 0 && holds_only_iv(fd, &has_iv) && (!has_iv || r->rmdir_ivs)) {
+        if (!has_iv) {
+            gone = unlinkat(dfd, last, AT_REMOVEDIR) == 0;
+        } else {
+            uint64_t rnd = 0;
+            char parked[sizeof DIRIV_NAME + 32];
+            if (getrandom(&rnd, sizeof rnd, 0) == (ssize_t)sizeof rnd) {
+                snprintf(parked, sizeof parked, "%s.rmdir.%llu", DIRIV_NAME, (unsigned long long)rnd);
+                if (renameat(fd, DIRIV_NAME, dfd, parked) == 0) {
+                    gone = unlinkat(dfd, last, AT_REMOVEDIR) == 0;
+                    if (gone) unlinkat(dfd, parked, 0);
+                    else renameat(dfd, parked, fd, DIRIV_NAME);
+                }
+            }
+        }
+    }
+    if (fd >= 0) close(fd);
+    if (!gone) {
+        if (dfd != root) close(dfd);
+        goto pass;
+    }
+    removed_log(r, cpath);
+    const int res = long_name ? remove_name_file(dfd, last) : 0;
+    if (dfd != root) close(dfd);
+    __atomic_fetch_add(&r->rmdired, 1, __ATOMIC_RELAXED);
+    return res;
+pass:
+    __atomic_fetch_add(&r->rmdirs_passed, 1, __ATOMIC_RELAXED);
+    return TSCRYPTFS_HOOK_PASS;
+}
+
+/*
+ * readerRmdirs(reader, on, dirIVs): from now on (with `on` true) the reader
+ * answers the rmdirs the binding knows the cipher path of, with unlinks on
+ * (readerCipherRoot); the caller then takes the log of what it removed
+ * (readerTakeRemovedDirs) before each request it answers. `dirIVs`: each
+ * directory has a gocryptfs.diriv (the format's DirIV flag).
+ */
+napi_value reader_js_rmdirs(napi_env env, napi_callback_info info)
+{
+    size_t argc = 3;
+    napi_value argv[3];
+    bool on, ivs;
+    struct reader *r;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 || !(r = reader_get(env, argv[0])) ||
+        napi_get_value_bool(env, argv[1], &on) != napi_ok || napi_get_value_bool(env, argv[2], &ivs) != napi_ok)
+        return throw_inval(env, "readerRmdirs(reader, on, dirIVs): bad argument");
+    r->rmdir_ivs = ivs ? 1 : 0; /* before rmdirs, which publishes it */
+    pthread_mutex_lock(&r->removed_mut);
+    if (on && !r->removed) r->removed = calloc(REMOVED_MAX, sizeof *r->removed);
+    pthread_mutex_unlock(&r->removed_mut);
+    __atomic_store_n(&r->rmdirs, on && r->unlinks ? 1 : 0, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/*
+ * readerTakeRemovedDirs(reader) -> undefined (nothing removed since the
+ * last call), an array of the cipher paths of the directories the hook's
+ * `rmdir` removed since (as the binding gave them: names on disk joined by
+ * "/"), or false: too many to list, forget every directory.
+ */
+napi_value reader_js_take_removed(napi_env env, napi_callback_info info)
+{
+    size_t argc = 1;
+    napi_value argv[1], out = NULL;
+    struct reader *r;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || !(r = reader_get(env, argv[0])))
+        return throw_inval(env, "readerTakeRemovedDirs(reader): bad argument");
+    if (!__atomic_load_n(&r->removed_pending, __ATOMIC_ACQUIRE)) return NULL;
+    pthread_mutex_lock(&r->removed_mut);
+    napi_status st = napi_ok;
+    if (r->removed_all) {
+        st = napi_get_boolean(env, false, &out);
+    } else {
+        st = napi_create_array_with_length(env, r->removed_n, &out);
+        for (size_t i = 0; st == napi_ok && i < r->removed_n; i++) {
+            napi_value s;
+            st = napi_create_string_utf8(env, r->removed[i], NAPI_AUTO_LENGTH, &s);
+            if (st == napi_ok) st = napi_set_element(env, out, (uint32_t)i, s);
+        }
+    }
+    if (st == napi_ok) { /* handed over: the log starts again */
+        for (size_t i = 0; i < r->removed_n; i++) free(r->removed[i]);
+        r->removed_n = 0;
+        r->removed_all = 0;
+        __atomic_store_n(&r->removed_pending, 0, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&r->removed_mut);
+    return st == napi_ok ? out : NULL;
 }

@@ -69,11 +69,22 @@ export interface BatchBinding {
   /** The handles the reader opened on this file that JS has not adopted. */
   readerOpensOn(reader: object, dev: number, inoLow: number, inoHigh: number): number[];
   /**
+   * Whether the reader removes empty directories itself (native/src/unlinker.c; off when created; only with unlinks on,
+   * see readerCipherRoot); `dirIVs`: each directory has a gocryptfs.diriv (FormatOptions.dirIV). The caller must then
+   * take readerTakeRemovedDirs before each request it answers.
+   */
+  readerRmdirs(reader: object, on: boolean, dirIVs: boolean): void;
+  /**
+   * The cipher paths (from the cipher directory, names on disk joined by "/") of the directories the reader
+   * removed since the last call; undefined: none; false: too many to list, forget every directory.
+   */
+  readerTakeRemovedDirs(reader: object): string[] | false | undefined;
+  /**
    * [reads answered natively, reads passed on to JS, attribute changes answered natively, writes answered natively,
    * writes passed on to JS, unlinks answered natively, unlinks passed on to JS, lookups answered natively, lookups passed on to JS,
-   * opens answered natively, opens passed on to JS]
+   * opens answered natively, opens passed on to JS, rmdirs answered natively, rmdirs passed on to JS]
    */
-  readerStats(reader: object): [number, number, number, number, number, number, number, number, number, number, number];
+  readerStats(reader: object): [number, number, number, number, number, number, number, number, number, number, number, number, number];
   /** What the binding's setAssistHook takes: lets its waiting threads seal chunks of a large sealBlocks (native/src/shared_job.h). */
   assistHook(): object;
   /** [jobs opened to other threads, chunks they sealed], for this process so far. */

@@ -25,10 +25,15 @@ export class CallCounter {
 
 export type Answer = <T>(op: string, path: string, cb: FuseCallback, work: () => Promise<T>, reply?: (v: T) => unknown[]) => void;
 
-/** Runs `work` and answers the callback: 0 (plus a value) on success, -errno on failure. */
-export function makeAnswer(calls: CallCounter, log: Logger): Answer {
+/**
+ * Runs `work` and answers the callback: 0 (plus a value) on success, -errno
+ * on failure. `before` runs first, for every request (the native rmdir's
+ * news for the vault: native-reads.ts, syncRemovedDirs).
+ */
+export function makeAnswer(calls: CallCounter, log: Logger, before?: () => void): Answer {
   return (op, path, cb, work, reply) => {
     calls.arrived(op);
+    before?.();
     work().then(
       (v) => cb(0, ...(reply ? reply(v) : [])),
       (err: unknown) => cb(toErrno(err, op, path, log)),

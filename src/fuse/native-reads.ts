@@ -39,6 +39,12 @@
  * directory as the vault's (plus the long name's .name file). Off on
  * read-only mounts and with TSCRYPTFS_NATIVE_UNLINK=0.
  *
+ * And rmdirs of listed directories that hold nothing but their IV, with
+ * unlinks (the hook's rmdir, same file): the vault keeps descriptors of the
+ * directories it walked, so it must forget a removed one before it makes
+ * anything at that path again: `syncRemovedDirs`, which the mount calls
+ * before every request it answers. Off with TSCRYPTFS_NATIVE_RMDIR=0.
+ *
  * The same walk tells the binding whether a listing the kernel keeps still
  * holds (the hook's dir_stat; mount.ts, keptListings).
  *
@@ -80,6 +86,8 @@ export interface NativeReads {
    * half JS must tell from a lookup in between (src/fuse/hidden-files.ts).
    */
   lookups(on: boolean): void;
+  /** Makes the vault forget the directories the libfuse threads removed since the last call (see above). */
+  syncRemovedDirs(): void;
   /** Reads answered natively, reads it passed on to JS, attribute changes answered natively, writes, unlinks and lookups answered natively and passed on. */
   stats(): {
     served: number;
@@ -93,6 +101,8 @@ export interface NativeReads {
     lookupsPassed: number;
     opened: number;
     opensPassed: number;
+    rmdired: number;
+    rmdirsPassed: number;
   };
 }
 
@@ -139,6 +149,7 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
   const names = o.lookups && env.TSCRYPTFS_NATIVE_LOOKUP !== '0' ? vault.nativeNameKey() : null;
   const opens = names !== null && o.opens && env.TSCRYPTFS_NATIVE_OPEN !== '0';
   const writes = o.writes && env.TSCRYPTFS_NATIVE_WRITE !== '0';
+  const unlinks = o.unlinks && env.TSCRYPTFS_NATIVE_UNLINK !== '0';
   try {
     // With native opens the reader hands out the slots, by file (see above).
     const slots = opens
@@ -151,7 +162,8 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
     if (o.attrs && env.TSCRYPTFS_NATIVE_ATTRS !== '0') binding.readerAttrs(reader, 1);
     if (writes) binding.readerWrites(reader, 1, vault.preallocates ? 1 : 0);
     // The binding checks kept listings through the reader's walks (Documentation/fuse-native.md), so it gets the root on read-only mounts too.
-    binding.readerCipherRoot(reader, vault.nativeRootFd(), o.unlinks && env.TSCRYPTFS_NATIVE_UNLINK !== '0');
+    binding.readerCipherRoot(reader, vault.nativeRootFd(), unlinks);
+    if (unlinks && env.TSCRYPTFS_NATIVE_RMDIR !== '0') binding.readerRmdirs(reader, true, vault.format.dirIV);
     if (names) {
       binding.readerNames(reader, names.key, names.longNameMax, names.raw64);
       if (opens) binding.readerOpens(reader, true);
@@ -182,9 +194,14 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
     lookups(on) {
       binding.readerLookups(reader, on); // stays off when readerNames was never called
     },
+    syncRemovedDirs() {
+      const removed = binding.readerTakeRemovedDirs(reader);
+      if (removed === false) vault.forgetCipherDirs();
+      else if (removed !== undefined) for (const c of removed) vault.forgetCipherDirs(c);
+    },
     stats() {
-      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed] = binding.readerStats(reader);
-      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed };
+      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed] = binding.readerStats(reader);
+      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed };
     },
   };
 }

@@ -51,7 +51,8 @@ export interface FuseOperations {
    * read path answered, when there is one, and `nativeAttr`: the chmod,
    * chown and utimens of open files it answered, `nativeWrite`: the
    * writes it answered, `nativeUnlink`: the unlinks, `nativeLookup`: the
-   * lookups, and `nativeOpen`: the opens, each once there are any.
+   * lookups, `nativeOpen`: the opens, and `nativeRmdir`: the rmdirs, each
+   * once there are any.
    */
   calls(): Record<string, number>;
   /** Connects the binding's attribute cache, once mounted: readdir then fills it for the entries it lists. */
@@ -78,7 +79,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     (path, st) => adoptOpenOn(path, st),
   );
   const calls = new CallCounter();
-  const answer = makeAnswer(calls, log);
+  const answer = makeAnswer(calls, log, reads ? () => reads.syncRemovedDirs() : undefined);
   let attrCache: AttrCacheHook | null = null;
   const forced = opts.forceOwner;
   /** The words of entry `i` as the kernel gets them: with -force_owner, that owner. */
@@ -149,7 +150,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   /** -idle: reads and attribute changes answered natively count as activity too. */
   const lastActivity = (): number => {
     const st = reads?.stats();
-    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp + st.opened : 0; // what the libfuse threads answered is activity too
+    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp + st.opened + st.rmdired : 0; // what the libfuse threads answered is activity too
     if (served !== nativeSeen) {
       nativeSeen = served;
       calls.last = Date.now();
@@ -365,6 +366,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       ...(st.unlinked > 0 && { nativeUnlink: st.unlinked }),
       ...(st.lookedUp > 0 && { nativeLookup: st.lookedUp }),
       ...(st.opened > 0 && { nativeOpen: st.opened }),
+      ...(st.rmdired > 0 && { nativeRmdir: st.rmdired }),
     };
   };
 

@@ -6,7 +6,7 @@
  * ./backing (directory descriptors and *at() calls, never a full path).
  */
 import { constants as C, type BigIntStats, type Stats, type StatsFs } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import {
   CONF_NAME,
   confFormat,
@@ -198,6 +198,18 @@ export class Vault {
   nativeRootFd(): number {
     this.assertOpen();
     return this.tree.rootFd;
+  }
+
+  /**
+   * A directory at `cipherPath` (from the cipher directory: its names on
+   * disk joined by "/") was removed behind the vault's back, by a mount's
+   * native rmdir: the vault forgets what it kept of it and of everything
+   * below it, as after its own rmdir. Without `cipherPath`, of every
+   * directory.
+   */
+  forgetCipherDirs(cipherPath?: string): void {
+    if (cipherPath === undefined) this.tree.clear();
+    else this.tree.forgetTree(posix.join(this.tree.rootPath, cipherPath));
   }
 
   /** Whether writes reserve their space first (for a native write path, which must do as the vault does). */

@@ -69,7 +69,7 @@ test('the read path takes AEGIS only with the AEGIS addon\'s AEGIS-256X2 functio
   const [reader, fences] = batch.readerCreate(READ_AEGIS, key, 16, aegis.decryptHandle(AEGIS_VARIANTS.aegis256x2.nativeId));
   assert.equal(typeof reader, 'object');
   assert.equal(fences.byteLength, 16 * 4 * 4, 'four int32 per slot: started, finished, owner, spare');
-  assert.deepEqual(batch.readerStats(reader), [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+  assert.deepEqual(batch.readerStats(reader), [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
 });
 
 test('readerCipherRoot takes the cipher directory\'s descriptor once', T, () => {
@@ -84,7 +84,19 @@ test('readerCipherRoot takes the cipher directory\'s descriptor once', T, () => 
   } finally {
     closeSync(fd);
   }
-  assert.deepEqual(batch.readerStats(reader).slice(5), [0, 0, 0, 0, 0, 0], 'unlinks, lookups and opens answered and passed on');
+  assert.deepEqual(batch.readerStats(reader).slice(5), [0, 0, 0, 0, 0, 0, 0, 0], 'unlinks, lookups, opens and rmdirs answered and passed on');
+});
+
+test('readerRmdirs takes two booleans; readerTakeRemovedDirs has nothing until the hook removed a directory', T, () => {
+  const batch = batchBinding()!;
+  const [reader] = batch.readerCreate(BATCH_GCM, randomBytes(32), 16);
+  // @ts-expect-error: dirIVs left out on purpose
+  assert.throws(() => batch.readerRmdirs(reader, true), /bad argument/, 'no dirIVs');
+  assert.throws(() => batch.readerRmdirs(reader, 1 as unknown as boolean, true), /bad argument/, 'on not a boolean');
+  assert.throws(() => batch.readerRmdirs({}, true, true), /bad argument/, 'not a reader');
+  assert.throws(() => batch.readerTakeRemovedDirs({}), /bad argument/, 'not a reader');
+  batch.readerRmdirs(reader, true, true); // without readerCipherRoot's unlinks it stays off
+  assert.equal(batch.readerTakeRemovedDirs(reader), undefined);
 });
 
 test('readerSlot gives one fence slot per file (device, inode), counted, and -1 when all are taken', T, () => {

@@ -214,6 +214,30 @@ describe('the backing layer', () => {
     await fsp.rename(`${backing}.away`, backing);
   });
 
+  test('a directory removed behind the vault and made again: new names in it fail until forgetCipherDirs, then work', async () => {
+    // What a mount's native rmdir does (native/src/unlinker.c): the vault
+    // keeps the removed directory's descriptor, by plaintext path, for a
+    // second, and learns of the removal through forgetCipherDirs.
+    await v.mkdir('/gone', 0o755);
+    await v.mkdir('/gone/d', 0o755);
+    await v.writeFile('/gone/d/f', 'f'); // the vault now keeps /gone/d
+    const cipher = await v.cipherPath('/gone/d');
+    const rel = cipher.slice(join(tmp, 'cipher').length + 1);
+    await v.unlink('/gone/d/f');
+    await fsp.rm(cipher, { recursive: true }); // behind the vault's back
+    await v.mkdir('/gone/d', 0o755);
+    await assert.rejects(v.writeFile('/gone/d/g', 'g'), { code: 'ENOENT' }, 'still the removed directory');
+    v.forgetCipherDirs(rel);
+    await v.writeFile('/gone/d/g', 'g');
+    assert.deepEqual(await v.readdir('/gone/d'), ['g']);
+    await fsp.rm(join(await v.cipherPath('/gone/d'), '..'), { recursive: true });
+    await v.mkdir('/gone', 0o755);
+    await assert.rejects(v.mkdir('/gone/d', 0o755), { code: 'ENOENT' }, 'still the removed parent');
+    v.forgetCipherDirs(); // every directory
+    await v.mkdir('/gone/d', 0o755);
+    assert.deepEqual(await v.readdir('/gone'), ['d']);
+  });
+
   test('a file swapped for a symlink to outside: never opened through it', async () => {
     const outside = join(tmp, 'victim-file');
     await fsp.writeFile(outside, 'precious');
