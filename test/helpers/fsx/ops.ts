@@ -30,7 +30,9 @@ export type Op =
   | { k: 'unlink'; path: string }
   | { k: 'mkdir'; path: string }
   | { k: 'rmdir'; path: string }
-  | { k: 'symlink'; target: string; path: string };
+  | { k: 'symlink'; target: string; path: string }
+  /** A directory's names and types; `probe`: one getdents first, closed, as rm -r does before it reads a directory. */
+  | { k: 'list'; path: string; probe: boolean };
 
 export type OpKind = Op['k'];
 
@@ -69,6 +71,8 @@ export function describeOp(op: Op): string {
       return `rmdir ${op.path}`;
     case 'symlink':
       return `symlink ${op.target} ${op.path}`;
+    case 'list':
+      return `${op.probe ? 'probe, then list' : 'list'} ${op.path || '.'}`;
   }
 }
 
@@ -141,6 +145,7 @@ const WEIGHTS: Record<OpKind, number> = {
   mkdir: 3,
   rmdir: 3,
   symlink: 1,
+  list: 4,
 };
 
 /** The next operation, chosen by `r` from what `v` says exists. */
@@ -180,5 +185,7 @@ export function nextOp(r: Rng, v: TreeView): Op {
       return { k, path: dirPath(r, v) };
     case 'symlink':
       return { k, target: r.pick(['f0', '../f1', '/abs/target', 'd0/e0/f2']), path: join(r.pick(DIRS), r.pick(FILE_NAMES)) };
+    case 'list':
+      return { k, path: r.chance(0.8) ? r.pick(DIRS) : dirPath(r, v), probe: r.chance(0.5) };
   }
 }

@@ -143,6 +143,19 @@ export class FsxSide {
       case 'symlink':
         fs.symlinkSync(op.target, this.p(op.path));
         return ok;
+      case 'list': {
+        if (op.probe) {
+          const d = fs.opendirSync(this.p(op.path));
+          try {
+            d.readSync();
+          } finally {
+            d.closeSync();
+          }
+        }
+        const type = (e: fs.Dirent): string => (e.isDirectory() ? 'd' : e.isSymbolicLink() ? 'l' : e.isFile() ? 'f' : '?');
+        const names = fs.readdirSync(this.p(op.path), { withFileTypes: true }).map((e) => `${e.name}:${type(e)}`);
+        return { code: 'ok', value: names.sort().join(' ') };
+      }
       default:
         throw new Error(`unhandled operation ${JSON.stringify(op)}`);
     }
