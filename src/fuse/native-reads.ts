@@ -150,6 +150,7 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
   const opens = names !== null && o.opens && env.TSCRYPTFS_NATIVE_OPEN !== '0';
   const writes = o.writes && env.TSCRYPTFS_NATIVE_WRITE !== '0';
   const unlinks = o.unlinks && env.TSCRYPTFS_NATIVE_UNLINK !== '0';
+  const rmdirs = unlinks && env.TSCRYPTFS_NATIVE_RMDIR !== '0';
   try {
     // With native opens the reader hands out the slots, by file (see above).
     const slots = opens
@@ -163,7 +164,7 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
     if (writes) binding.readerWrites(reader, 1, vault.preallocates ? 1 : 0);
     // The binding checks kept listings through the reader's walks (Documentation/fuse-native.md), so it gets the root on read-only mounts too.
     binding.readerCipherRoot(reader, vault.nativeRootFd(), unlinks);
-    if (unlinks && env.TSCRYPTFS_NATIVE_RMDIR !== '0') binding.readerRmdirs(reader, true, vault.format.dirIV);
+    if (rmdirs) binding.readerRmdirs(reader, true, vault.format.dirIV);
     if (names) {
       binding.readerNames(reader, names.key, names.longNameMax, names.raw64);
       if (opens) binding.readerOpens(reader, true);
@@ -195,6 +196,7 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
       binding.readerLookups(reader, on); // stays off when readerNames was never called
     },
     syncRemovedDirs() {
+      if (!rmdirs) return; // nothing to take: no call into the addon for every request
       const removed = binding.readerTakeRemovedDirs(reader);
       if (removed === false) vault.forgetCipherDirs();
       else if (removed !== undefined) for (const c of removed) vault.forgetCipherDirs(c);
