@@ -13,6 +13,9 @@
 #   PHASES        phases to run, from WRITE UNTAR MD5 LS RM DBENCH4 DBENCH16
 #                 (default: WRITE UNTAR MD5 LS RM); UNTAR is needed before
 #                 MD5, LS and RM
+#   ROOTA, ROOTB  the checkout whose build A and B run (default: this one;
+#                 e.g. a git worktree of the commit before a change, built
+#                 with npm ci, for a change that has no switch)
 #   INITA, INITB  -init flags of A's and B's cipher directories (-aegis, ...)
 #   MOUNTA, MOUNTB  mount flags of A and B (-ko negative_timeout=1, ...)
 #   DBENCH_SECS   length of a dbench run (default 10)
@@ -26,7 +29,7 @@ SUMS=${TREE%.tar}.md5sums
 PHASES=${PHASES:-WRITE UNTAR MD5 LS RM}
 DBENCH_SECS=${DBENCH_SECS:-10}
 if [[ $# -ne 3 ]]; then
-  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 rounds=$1 envA=$2 envB=$3
@@ -60,12 +63,13 @@ ticks() { # user+sys clock ticks of a process
 }
 for x in A B; do
   mkdir -p "$base/c-$x" "$base/mnt-$x"
-  iflags=${INITA:-} mflags=${MOUNTA:-} ev=$envA
-  [[ $x == B ]] && iflags=${INITB:-} mflags=${MOUNTB:-} ev=$envB
+  iflags=${INITA:-} mflags=${MOUNTA:-} ev=$envA root=${ROOTA:-$ROOT}
+  [[ $x == B ]] && iflags=${INITB:-} mflags=${MOUNTB:-} ev=$envB root=${ROOTB:-$ROOT}
+  [[ -f $root/dist/src/cli/main.js ]] || { echo "ab-mounts: no build in $root (npm ci there)" >&2; exit 1; }
   # shellcheck disable=SC2086 # flags and environment are word lists
-  node "$ROOT/bin/tscryptfs" -init -q -scryptn 10 $iflags -extpass "echo ab" "$base/c-$x" >/dev/null
+  node "$root/bin/tscryptfs" -init -q -scryptn 10 $iflags -extpass "echo ab" "$base/c-$x" >/dev/null
   # shellcheck disable=SC2086
-  env $ev node "$ROOT/bin/tscryptfs" -fg -q $mflags -extpass "echo ab" "$base/c-$x" "$base/mnt-$x" &
+  env $ev node "$root/bin/tscryptfs" -fg -q $mflags -extpass "echo ab" "$base/c-$x" "$base/mnt-$x" &
   PID[$x]=$!
 done
 for x in A B; do
