@@ -38,6 +38,7 @@
         "src/reader.c",
         "src/writer.c",
         "src/unlinker.c",
+        "src/dir_fds.c",
         "src/name_cipher.c",
         "src/lookup.c",
         "src/opener.c"

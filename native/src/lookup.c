@@ -21,7 +21,8 @@
  * count of those changes (`dirs_gen`, which steps on before each
  * forgetting) stood still while it read. A kept directory is opened in one openat2(2)
  * with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, which refuses symlinks on the
- * way as the walk does (or by the walk, on kernels before 5.6).
+ * way as the walk does (or by the walk, on kernels before 5.6), unless the
+ * thread still has it open from its last requests (dir_fds.c).
  *
  * Answers: 0 with the entry's attributes (a regular file's size made
  * plaintext, as reader.c's attribute hook does) and its cipher path, which
@@ -113,6 +114,7 @@ static void iv_put(struct reader *r, const char *p, size_t plen, const uint64_t 
 void reader_dirs_changed(void *ctx, const char *path)
 {
     struct reader *r = ctx;
+    dir_fds_changed(r);
     if (!r->ivs || !path) return;
     const size_t n = strlen(path);
     pthread_mutex_lock(&r->ivs_mut);
@@ -141,8 +143,8 @@ static int read_iv(int dfd, uint8_t *iv)
     return 1;
 }
 
-/* Directory `cpath` below `root`, O_PATH, never through a symlink; -1 when that fails. */
-static int open_beneath(int root, const char *cpath)
+/* reader_core.h */
+int reader_open_beneath(int root, const char *cpath)
 {
     static int no_openat2; /* set once when the kernel says ENOSYS (before Linux 5.6); a kernel does not gain it while we run */
     if (cpath[0] == 0) return root;
@@ -218,7 +220,7 @@ static int appended(char *cpath, size_t *clen, size_t cap, const char *name)
 /*
  * Finds plaintext `path` ("/a/b", not the root) as the vault does: its
  * parent directory's descriptor in *dfd (the root's own descriptor, or one
- * the caller closes), its last name on disk in `disk` (with *is_long) and
+ * the thread keeps, dir_fds.c: the caller never closes it), its last name on disk in `disk` (with *is_long) and
  * the parent's cipher path in `cpath` (*clen bytes). Returns 1, or 0 when
  * the request must go to JavaScript (nothing is left open then).
  */
@@ -237,13 +239,15 @@ int reader_find(struct reader *r, int root, const char *path, const uint64_t *di
     const char *last = strrchr(path, '/') + 1;
     const size_t dlen = (size_t)(last - 1 - path); /* the parent's plaintext path, "" for the root */
     uint8_t iv[NAME_IV_LEN];
-    int dfd = -1;
+    int dfd = -1, kept = 0; /* kept: dfd is the thread's (dir_fds.c), never closed here */
     *clen = 0;
     if (iv_get(r, path, dlen, iv, cpath, clen)) {
-        dfd = open_beneath(root, cpath);
+        dfd = dir_fds_get(t, r, root, cpath, *clen);
         if (dfd < 0) return 0;
+        kept = 1;
     } else {
-        /* The walk from the root, keeping each directory it reads. */
+        /* The walk from the root, keeping each directory it reads, and the last one's descriptor. */
+        const uint64_t epoch = dir_fds_epoch(r);
         int64_t at = now_ns();
         if (!iv_get(r, path, 0, iv, cpath, clen)) {
             if (!read_iv(root, iv)) return 0;
@@ -266,13 +270,15 @@ int reader_find(struct reader *r, int root, const char *path, const uint64_t *di
             iv_put(r, path, (size_t)(slash - path), dirs_gen, gen, at, iv, cpath, *clen);
             p = slash + 1;
         }
+        if (dfd != root) dir_fds_keep(t, r, cpath, *clen, dfd, epoch, at);
+        kept = 1;
     }
     const size_t nlen = strlen(last);
     if (!valid_component(last, nlen) || !name_encrypt(t->nctx, &r->names, iv, (const uint8_t *)last, nlen, disk, is_long)) goto fail;
     *dfd_out = dfd;
     return 1;
 fail:
-    if (dfd >= 0 && dfd != root) close(dfd);
+    if (dfd >= 0 && dfd != root && !kept) close(dfd);
     return 0;
 }
 
@@ -294,13 +300,10 @@ int reader_lookup(void *ctx, const char *path, const uint64_t *dirs_gen, struct 
     int dfd = -1, is_long = 0;
     if (!reader_find(r, root, path, dirs_gen, &dfd, disk, &is_long, cpath, &clen)) goto pass;
     if (fstatat(dfd, disk, st, AT_SYMLINK_NOFOLLOW) != 0) {
-        const int err = errno;
-        if (dfd != root) close(dfd);
-        if (err != ENOENT) goto pass;
+        if (errno != ENOENT) goto pass;
         __atomic_fetch_add(&r->looked_up, 1, __ATOMIC_RELAXED);
         return -ENOENT;
     }
-    if (dfd != root) close(dfd);
     if (S_ISLNK(st->st_mode)) goto pass;
     if (S_ISREG(st->st_mode)) st->st_size = (off_t)reader_shown_size((int64_t)st->st_size, r->nonce);
     if (appended(cpath, &clen, cap < sizeof cpath ? cap : sizeof cpath, disk)) {

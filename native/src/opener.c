@@ -113,7 +113,6 @@ int reader_open(void *ctx, const char *path, int flags, const uint64_t *dirs_gen
     /* As src/vault/open-flags.ts's backingFlags: the caller's flags, but for what the kernel handled and O_DIRECT. */
     const int oflags = (flags & ~(O_ACCMODE | O_DIRECT)) | O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
     const int fd = openat(dfd, disk, oflags);
-    if (dfd != root) close(dfd);
     if (fd < 0) goto pass;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) goto close_pass;

@@ -61,6 +61,7 @@ static void tl_free(void *p)
     if (t->plain) OPENSSL_cleanse(t->plain, t->plain_cap);
     free(t->plain);
     free(t->out);
+    dir_fds_free(t);
     OPENSSL_cleanse(t->part, sizeof t->part);
     free(t);
 }

@@ -46,6 +46,18 @@
 #define IV_CPATH_MAX 640
 struct iv_slot;
 
+/* dir_fds.c: each thread's descriptors of the cipher directories it used last */
+#define DIR_FDS 4
+struct dir_fd {
+    int used;
+    int fd;          /* O_PATH, the thread's own */
+    uint64_t reader; /* the reader's gen */
+    uint64_t epoch;  /* its dir_epoch when opened */
+    int64_t at;      /* CLOCK_MONOTONIC ns when opened */
+    uint16_t len;
+    char cpath[IV_CPATH_MAX];
+};
+
 /* readerOpen's flags. */
 #define HANDLE_READABLE 1 /* not O_WRONLY: its reads may be answered */
 #define HANDLE_WRITABLE 2 /* open for writing, not O_APPEND: its writes may be answered */
@@ -108,6 +120,7 @@ struct reader {
     struct iv_slot *ivs;    /* IV_SLOTS, under ivs_mut */
     pthread_mutex_t ivs_mut;
     uint64_t looked_up, lookups_passed;
+    uint64_t dir_epoch;     /* dir_fds.c: steps on at every `dirs_changed` */
     int opens;                               /* reader_open answers (readerOpens), with lookups on */
     pthread_mutex_t slots_mut;               /* inodes, free_slots, nfree, next_slot */
     struct inode_slot *inodes[INODE_BUCKETS];
@@ -134,6 +147,8 @@ struct thread_state {
     uint8_t part[BLOCK];
     EVP_CIPHER_CTX *nctx; /* lookup.c: AES-256-ECB under the name key */
     uint64_t ngen;
+    struct dir_fd dirs[DIR_FDS]; /* dir_fds.c */
+    unsigned next_dir;
 };
 
 /* This thread's state, with a decrypting context for `r` and room for `need` cipher bytes in buf; NULL when out of memory. */
@@ -211,10 +226,29 @@ napi_value reader_js_name_encrypt(napi_env env, napi_callback_info info);
 
 /*
  * Finds plaintext `path` (not the root): its parent's descriptor (`root` or
- * one to close), its last name on disk, the parent's cipher path; 0: pass.
+ * one of the thread's kept ones: never closed by the caller), its last name
+ * on disk, the parent's cipher path; 0: pass.
  */
 int reader_find(struct reader *r, int root, const char *path, const uint64_t *dirs_gen, int *dfd, char *disk, int *is_long, char *cpath,
                 size_t *clen);
+
+/* Directory `cpath` below `root`, O_PATH, never through a symlink (`root` itself for ""); -1 when that fails. */
+int reader_open_beneath(int root, const char *cpath);
+
+/*
+ * dir_fds.c: directory `cpath` (`len` bytes, not NUL-terminated; "" is
+ * `root`) as reader_open_beneath finds it, from the thread's kept ones when
+ * it has it; -1 when the open fails. The caller never closes it.
+ */
+int dir_fds_get(struct thread_state *t, struct reader *r, int root, const char *cpath, size_t len);
+/* Keeps `fd` (directory `cpath`, opened at `at` under `epoch`) for the thread, which closes it when it is pushed out. */
+void dir_fds_keep(struct thread_state *t, struct reader *r, const char *cpath, size_t len, int fd, uint64_t epoch, int64_t at);
+/* The reader's count of directory changes, to take before an open that dir_fds_keep will keep. */
+uint64_t dir_fds_epoch(struct reader *r);
+/* A directory changed through the mount: every thread's kept directories of `r` are void. */
+void dir_fds_changed(struct reader *r);
+/* Closes the thread's kept directories (when the thread ends). */
+void dir_fds_free(struct thread_state *t);
 
 /* Registers `h` (an owned one gets its fh here, from NATIVE_FH_BASE up). */
 void reader_insert(struct reader *r, struct handle *h);

@@ -8,10 +8,13 @@
  * the hook's `unlink` for a name a listing showed less than a second ago,
  * with no rename since: what src/vault/node-links.ts's unlink would find by
  * encrypting the path, as its directory cache
- * (src/vault/backing/dir-cache.ts) remembers names for a second. Here the walk is the vault's (cipher-tree.ts): each directory
- * opened with openat(O_PATH|O_DIRECTORY|O_NOFOLLOW) from its parent's
- * descriptor, from the cipher directory down, so a symlink planted in the
- * cipher directory is never followed; then unlinkat(2) of the name, and of
+ * (src/vault/backing/dir-cache.ts) remembers names for a second. The
+ * directory holding the name is opened O_PATH from the cipher directory's
+ * descriptor with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) (or a walk
+ * of openat(O_NOFOLLOW)s before Linux 5.6, as the vault walks), so a
+ * symlink planted in the cipher directory is never followed, and kept by
+ * the thread for its next requests as the vault keeps its descriptors
+ * (dir_fds.c); then unlinkat(2) of the name, and of
  * its .name file for a long name (Documentation/format.md §7.8), as
  * deleteLongName does (a missing .name file is no error).
  *
@@ -48,34 +51,21 @@ static int plain_component(const char *s, size_t len)
 }
 
 /*
- * The directory holding the last component of `cpath`, opened O_PATH from
- * `root`; *last points at that component. `root` itself (not a copy) when
- * cpath has one component; -1 when the walk fails.
+ * The directory holding the last component of `cpath`: `root`, or the
+ * thread's descriptor of it (dir_fds.c, opened O_PATH from `root` without
+ * following a symlink), which the caller never closes; *last points at that
+ * component. -1 when a component is no name on disk or the open fails.
  */
-static int walk_to_parent(int root, const char *cpath, const char **last)
+static int parent_of(struct reader *r, int root, const char *cpath, const char **last)
 {
-    int dfd = root;
     const char *p = cpath;
-    for (;;) {
-        const char *slash = strchr(p, '/');
-        if (!slash) {
-            if (!plain_component(p, strlen(p))) break;
-            *last = p;
-            return dfd;
-        }
-        size_t len = (size_t)(slash - p);
-        if (!plain_component(p, len)) break;
-        char name[NAME_MAX_ON_DISK + 1];
-        memcpy(name, p, len);
-        name[len] = 0;
-        int next = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dfd != root) close(dfd);
-        if (next < 0) return -1;
-        dfd = next;
-        p = slash + 1;
-    }
-    if (dfd != root) close(dfd);
-    return -1;
+    for (const char *slash; (slash = strchr(p, '/')) != NULL; p = slash + 1)
+        if (!plain_component(p, (size_t)(slash - p))) return -1;
+    if (!plain_component(p, strlen(p))) return -1;
+    *last = p;
+    if (p == cpath) return root;
+    struct thread_state *t = reader_thread_state(r, 0);
+    return t ? dir_fds_get(t, r, root, cpath, (size_t)(p - 1 - cpath)) : -1;
 }
 
 /* Removes the .name file of long name `last` in `dfd` (format.md §7.8): 0, also when there is none; else -errno. */
@@ -95,14 +85,9 @@ int reader_unlink(void *ctx, const char *cpath, int long_name)
     struct reader *r = ctx;
     const int root = __atomic_load_n(&r->root_fd, __ATOMIC_ACQUIRE);
     const char *last = NULL;
-    int dfd = root < 0 || !r->unlinks || !cpath ? -1 : walk_to_parent(root, cpath, &last);
-    if (dfd < 0) goto pass;
-    if (unlinkat(dfd, last, 0) != 0) {
-        if (dfd != root) close(dfd);
-        goto pass;
-    }
+    const int dfd = root < 0 || !r->unlinks || !cpath ? -1 : parent_of(r, root, cpath, &last);
+    if (dfd < 0 || unlinkat(dfd, last, 0) != 0) goto pass;
     const int res = long_name ? remove_name_file(dfd, last) : 0;
-    if (dfd != root) close(dfd);
     __atomic_fetch_add(&r->unlinked, 1, __ATOMIC_RELAXED);
     return res;
 pass:
@@ -121,10 +106,9 @@ int reader_dir_stat(void *ctx, const char *cpath, struct stat *st)
         res = fstat(root, st);
     } else {
         const char *last = NULL;
-        int dfd = walk_to_parent(root, cpath, &last);
+        const int dfd = parent_of(r, root, cpath, &last);
         if (dfd < 0) return -1;
         res = fstatat(dfd, last, st, AT_SYMLINK_NOFOLLOW);
-        if (dfd != root) close(dfd);
     }
     return res == 0 && S_ISDIR(st->st_mode) ? 0 : -1;
 }
@@ -246,7 +230,7 @@ int reader_rmdir(void *ctx, const char *cpath, int long_name)
     struct reader *r = ctx;
     const int root = __atomic_load_n(&r->root_fd, __ATOMIC_ACQUIRE);
     const char *last = NULL;
-    int dfd = root < 0 || !__atomic_load_n(&r->rmdirs, __ATOMIC_ACQUIRE) || !cpath ? -1 : walk_to_parent(root, cpath, &last);
+    const int dfd = root < 0 || !__atomic_load_n(&r->rmdirs, __ATOMIC_ACQUIRE) || !cpath ? -1 : parent_of(r, root, cpath, &last);
     if (dfd < 0) goto pass;
     int fd = openat(dfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int has_iv = 0, gone = 0;
@@ -268,13 +252,9 @@ int reader_rmdir(void *ctx, const char *cpath, int long_name)
         }
     }
     if (fd >= 0) close(fd);
-    if (!gone) {
-        if (dfd != root) close(dfd);
-        goto pass;
-    }
+    if (!gone) goto pass;
     removed_log(r, cpath);
     const int res = long_name ? remove_name_file(dfd, last) : 0;
-    if (dfd != root) close(dfd);
     __atomic_fetch_add(&r->rmdired, 1, __ATOMIC_RELAXED);
     return res;
 pass:

@@ -149,6 +149,48 @@ out(res)`,
   await assertFsckClean(cipherdir);
 });
 
+/**
+ * Each libfuse thread keeps the descriptors of the directories its last
+ * unlinks used (native/src/dir_fds.c). With -plaintextnames a directory
+ * renamed away and made again under its old name has the same cipher path
+ * as the old one, so a thread that kept the old one's descriptor would
+ * unlink in the renamed directory: every mkdir, rmdir and rename through
+ * the mount must void them. Thirty rounds, so that each thread has kept it.
+ */
+test('-plaintextnames: after a directory was renamed and made again under its name, unlinks remove the new one\'s files', tsOnly, async () => {
+  const cipherdir = join(dir.tmp, 'kept-fd-cipher');
+  await initCipherdir(MOUNT_IMPL, cipherdir, ['-plaintextnames']);
+  const calls = await counted('kept-fd', cipherdir, {}, async (m) => {
+    const r = await py<unknown[]>(
+      `
+top = A[0]
+def make(d, names):
+    os.makedirs(d)
+    for n in names:
+        with open(os.path.join(d, n), 'w') as f:
+            f.write(n)
+res = []
+for k in range(30):
+    d = os.path.join(top, 'd')
+    make(d, ['f%d' % i for i in range(8)])
+    os.listdir(d)
+    for i in range(4):
+        os.unlink(os.path.join(d, 'f%d' % i))
+    os.rename(d, os.path.join(top, 'e%d' % k))
+    make(d, ['f%d' % i for i in range(4, 8)])
+    os.listdir(d)
+    for i in range(4, 8):
+        os.unlink(os.path.join(d, 'f%d' % i))
+    os.rmdir(d)
+    res.append(sorted(os.listdir(os.path.join(top, 'e%d' % k))))
+out(res)`,
+      [m],
+    );
+    assert.deepEqual(r, Array.from({ length: 30 }, () => ['f4', 'f5', 'f6', 'f7']));
+  });
+  assert.ok((calls['nativeUnlink'] ?? 0) >= 200, JSON.stringify(calls));
+});
+
 test('TSCRYPTFS_NATIVE_UNLINK=0 sends every unlink to JS', tsOnly, async () => {
   const cipherdir = join(dir.tmp, 'off-cipher');
   await initCipherdir(MOUNT_IMPL, cipherdir, []);
