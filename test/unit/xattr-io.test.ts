@@ -4,12 +4,13 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { constants as fsConstants, promises as fsp } from 'node:fs';
+import { closeSync, constants as fsConstants, openSync, promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { getAttribute, listAttributes, removeAttribute, setAttribute } from '../../src/util/xattr-io.js';
 import { needs } from '../helpers/requirements.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 import { statListing } from '../../src/util/native-sys.js';
+import { atCalls, O_PATH } from '../../src/util/sys-at.js';
 import { inoWords, modeWord, putStatWords, sizeWords, STAT_WORDS } from '../../src/util/stat-words.js';
 import { constants as osConstants } from 'node:os';
 
@@ -82,15 +83,23 @@ test('Node-style errors: ENODATA, ENOENT, ENOTDIR, ENOTSUP, E2BIG, EINVAL', asyn
   assert.match((e as Error).message, /^ENOENT.*getxattr/);
 });
 
-test('statListing (native sys addon): one call for a listing; lstat words as the JS fallback makes them, xattr list sizes, -errno per entry', needs('native'), async () => {
-  const probe = join(tmp, 'probe');
+/** Names a listing probe holds, and some it does not ("missing", one too long). */
+const names = ['plain', 'tagged', 'link', 'dir', 'missing', 'x'.repeat(5000)];
+
+/** A directory of a plain file, one with a user xattr, a symlink to it and a directory. */
+async function makeProbe(name: string): Promise<string> {
+  const probe = join(tmp, name);
   await fsp.mkdir(probe);
   await fsp.writeFile(join(probe, 'plain'), 'x');
   await fsp.writeFile(join(probe, 'tagged'), 'x');
   await setAttribute(join(probe, 'tagged'), 'user.k', 'v');
   await fsp.symlink('tagged', join(probe, 'link'));
   await fsp.mkdir(join(probe, 'dir'));
-  const names = ['plain', 'tagged', 'link', 'dir', 'missing', 'x'.repeat(5000)];
+  return probe;
+}
+
+test('statListing (native sys addon): one call for a listing; lstat words as the JS fallback makes them, xattr list sizes, -errno per entry', needs('native'), async () => {
+  const probe = await makeProbe('probe');
   const got = statListing(probe, names);
   assert.ok(got, 'the sys addon answers');
   const sizes = got.xattrSizes;
@@ -108,4 +117,21 @@ test('statListing (native sys addon): one call for a listing; lstat words as the
   assert.equal(modeWord(got.words, 2) & fsConstants.S_IFMT, fsConstants.S_IFLNK);
   assert.equal(sizeWords(got.words, 0), 1);
   assert.equal(inoWords(got.words, 3), (await fsp.lstat(join(probe, 'dir'), { bigint: true })).ino);
+});
+
+test('statListingAt (native *at calls): the same words and xattr list sizes as statListing, from a directory descriptor (listxattrat(2) where the kernel has it)', needs('native'), async () => {
+  const probe = await makeProbe('probe-at');
+  const byPath = statListing(probe, names);
+  const fd = openSync(probe, O_PATH | fsConstants.O_DIRECTORY);
+  try {
+    const at = atCalls().statListingAt(fd, names);
+    assert.ok(byPath && at, 'both addons answer');
+    assert.deepEqual([...at.xattrSizes], [...byPath.xattrSizes]);
+    assert.ok(at.xattrSizes[1]! > at.xattrSizes[0]!, 'the tagged file lists more names');
+    assert.ok(at.xattrSizes[2]! < at.xattrSizes[1]!, 'the link itself, not its target');
+    assert.equal(at.xattrSizes[4], -osConstants.errno.ENOENT);
+    assert.deepEqual(at.words, byPath.words);
+  } finally {
+    closeSync(fd);
+  }
 });
