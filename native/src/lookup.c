@@ -22,7 +22,7 @@
  * forgetting) stood still while it read. A kept directory is opened in one openat2(2)
  * with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, which refuses symlinks on the
  * way as the walk does (or by the walk, on kernels before 5.6), unless the
- * thread still has it open from its last requests (dir_fds.c).
+ * mount still has it open from its last requests (dir_fds.c).
  *
  * Answers: 0 with the entry's attributes (a regular file's size made
  * plaintext, as reader.c's attribute hook does) and its cipher path, which
@@ -219,13 +219,14 @@ static int appended(char *cpath, size_t *clen, size_t cap, const char *name)
 
 /*
  * Finds plaintext `path` ("/a/b", not the root) as the vault does: its
- * parent directory's descriptor in *dfd (the root's own descriptor, or one
- * the thread keeps, dir_fds.c: the caller never closes it), its last name on disk in `disk` (with *is_long) and
- * the parent's cipher path in `cpath` (*clen bytes). Returns 1, or 0 when
- * the request must go to JavaScript (nothing is left open then).
+ * parent directory's descriptor in *dir (the root's own, or one the reader
+ * keeps, dir_fds.c; the caller gives it back with dir_fds_put), its last
+ * name on disk in `disk` (with *is_long) and the parent's cipher path in
+ * `cpath` (*clen bytes). Returns 1, or 0 when the request must go to
+ * JavaScript (nothing to give back then).
  */
-int reader_find(struct reader *r, int root, const char *path, const uint64_t *dirs_gen, int *dfd_out, char *disk, int *is_long, char *cpath,
-                size_t *clen)
+int reader_find(struct reader *r, int root, const char *path, const uint64_t *dirs_gen, struct dir_ref *dir, char *disk, int *is_long,
+                char *cpath, size_t *clen)
 {
     struct thread_state *t = reader_thread_state(r, 0);
     if (!t) return 0;
@@ -239,14 +240,11 @@ int reader_find(struct reader *r, int root, const char *path, const uint64_t *di
     const char *last = strrchr(path, '/') + 1;
     const size_t dlen = (size_t)(last - 1 - path); /* the parent's plaintext path, "" for the root */
     uint8_t iv[NAME_IV_LEN];
-    int dfd = -1, kept = 0; /* kept: dfd is the thread's (dir_fds.c), never closed here */
     *clen = 0;
     if (iv_get(r, path, dlen, iv, cpath, clen)) {
-        dfd = dir_fds_get(t, r, root, cpath, *clen);
-        if (dfd < 0) return 0;
-        kept = 1;
+        if (dir_fds_get(r, root, cpath, *clen, dir) != 0) return 0;
     } else {
-        /* The walk from the root, keeping each directory it reads, and the last one's descriptor. */
+        /* The walk from the root, keeping each directory it reads, and the last one open. */
         const uint64_t epoch = dir_fds_epoch(r);
         int64_t at = now_ns();
         if (!iv_get(r, path, 0, iv, cpath, clen)) {
@@ -255,31 +253,34 @@ int reader_find(struct reader *r, int root, const char *path, const uint64_t *di
         }
         *clen = 0;
         cpath[0] = 0;
-        dfd = root;
+        int dfd = root;
         for (const char *p = path + 1; p < last;) {
             const char *slash = strchr(p, '/');
             const size_t len = (size_t)(slash - p);
-            if (!valid_component(p, len) || !name_encrypt(t->nctx, &r->names, iv, (const uint8_t *)p, len, disk, is_long) ||
-                !appended(cpath, clen, IV_CPATH_MAX, disk))
-                goto fail;
-            const int next = openat(dfd, disk, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int next = -1;
+            if (valid_component(p, len) && name_encrypt(t->nctx, &r->names, iv, (const uint8_t *)p, len, disk, is_long) &&
+                appended(cpath, clen, IV_CPATH_MAX, disk))
+                next = openat(dfd, disk, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (dfd != root) close(dfd);
             dfd = next;
             at = now_ns();
-            if (dfd < 0 || !read_iv(dfd, iv)) goto fail;
+            if (dfd < 0) return 0;
+            if (!read_iv(dfd, iv)) {
+                close(dfd);
+                return 0;
+            }
             iv_put(r, path, (size_t)(slash - path), dirs_gen, gen, at, iv, cpath, *clen);
             p = slash + 1;
         }
-        if (dfd != root) dir_fds_keep(t, r, cpath, *clen, dfd, epoch, at);
-        kept = 1;
+        if (dfd == root) dir_fds_get(r, root, "", 0, dir);
+        else dir_fds_keep(r, cpath, *clen, dfd, epoch, at, dir);
     }
     const size_t nlen = strlen(last);
-    if (!valid_component(last, nlen) || !name_encrypt(t->nctx, &r->names, iv, (const uint8_t *)last, nlen, disk, is_long)) goto fail;
-    *dfd_out = dfd;
+    if (!valid_component(last, nlen) || !name_encrypt(t->nctx, &r->names, iv, (const uint8_t *)last, nlen, disk, is_long)) {
+        dir_fds_put(r, dir);
+        return 0;
+    }
     return 1;
-fail:
-    if (dfd >= 0 && dfd != root && !kept) close(dfd);
-    return 0;
 }
 
 /* The hook's `lookup` (fuse_hooks.h). */
@@ -297,10 +298,13 @@ int reader_lookup(void *ctx, const char *path, const uint64_t *dirs_gen, struct 
     }
     char cpath[IV_CPATH_MAX], disk[NAME_DISK_MAX + 1];
     size_t clen = 0;
-    int dfd = -1, is_long = 0;
-    if (!reader_find(r, root, path, dirs_gen, &dfd, disk, &is_long, cpath, &clen)) goto pass;
-    if (fstatat(dfd, disk, st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno != ENOENT) goto pass;
+    int is_long = 0;
+    struct dir_ref dir;
+    if (!reader_find(r, root, path, dirs_gen, &dir, disk, &is_long, cpath, &clen)) goto pass;
+    const int failed = fstatat(dir.fd, disk, st, AT_SYMLINK_NOFOLLOW) != 0 ? errno : 0;
+    dir_fds_put(r, &dir);
+    if (failed) {
+        if (failed != ENOENT) goto pass;
         __atomic_fetch_add(&r->looked_up, 1, __ATOMIC_RELAXED);
         return -ENOENT;
     }

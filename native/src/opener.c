@@ -108,11 +108,13 @@ int reader_open(void *ctx, const char *path, int flags, const uint64_t *dirs_gen
         goto pass;
     char cpath[IV_CPATH_MAX], disk[NAME_DISK_MAX + 1];
     size_t clen = 0;
-    int dfd = -1, is_long = 0;
-    if (!reader_find(r, root, path, dirs_gen, &dfd, disk, &is_long, cpath, &clen)) goto pass;
+    int is_long = 0;
+    struct dir_ref dir;
+    if (!reader_find(r, root, path, dirs_gen, &dir, disk, &is_long, cpath, &clen)) goto pass;
     /* As src/vault/open-flags.ts's backingFlags: the caller's flags, but for what the kernel handled and O_DIRECT. */
     const int oflags = (flags & ~(O_ACCMODE | O_DIRECT)) | O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-    const int fd = openat(dfd, disk, oflags);
+    const int fd = openat(dir.fd, disk, oflags);
+    dir_fds_put(r, &dir);
     if (fd < 0) goto pass;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) goto close_pass;

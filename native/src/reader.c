@@ -61,7 +61,6 @@ static void tl_free(void *p)
     if (t->plain) OPENSSL_cleanse(t->plain, t->plain_cap);
     free(t->plain);
     free(t->out);
-    dir_fds_free(t);
     OPENSSL_cleanse(t->part, sizeof t->part);
     free(t);
 }
@@ -371,6 +370,7 @@ static void reader_finalize(napi_env env, void *data, void *hint)
     if (r->root_fd >= 0) close(r->root_fd);
     reader_names_free(r);
     reader_opener_free(r);
+    dir_fds_free(r);
     pthread_mutex_destroy(&r->mut);
     pthread_mutex_destroy(&r->slots_mut);
     pthread_mutex_destroy(&r->ivs_mut);

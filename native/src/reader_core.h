@@ -46,16 +46,13 @@
 #define IV_CPATH_MAX 640
 struct iv_slot;
 
-/* dir_fds.c: each thread's descriptors of the cipher directories it used last */
-#define DIR_FDS 4
-struct dir_fd {
-    int used;
-    int fd;          /* O_PATH, the thread's own */
-    uint64_t reader; /* the reader's gen */
-    uint64_t epoch;  /* its dir_epoch when opened */
-    int64_t at;      /* CLOCK_MONOTONIC ns when opened */
-    uint16_t len;
-    char cpath[IV_CPATH_MAX];
+/* dir_fds.c: cipher directories kept open by cipher path */
+#define DIR_FD_SLOTS 32
+struct dir_fd;
+/* A directory dir_fds_get handed out: give it back with dir_fds_put. */
+struct dir_ref {
+    int fd;
+    int slot; /* dir_fds.c's */
 };
 
 /* readerOpen's flags. */
@@ -121,6 +118,8 @@ struct reader {
     pthread_mutex_t ivs_mut;
     uint64_t looked_up, lookups_passed;
     uint64_t dir_epoch;     /* dir_fds.c: steps on at every `dirs_changed` */
+    struct dir_fd *dir_fds; /* DIR_FD_SLOTS, under dir_fds_mut; set by readerCipherRoot, NULL: none kept */
+    pthread_mutex_t dir_fds_mut;
     int opens;                               /* reader_open answers (readerOpens), with lookups on */
     pthread_mutex_t slots_mut;               /* inodes, free_slots, nfree, next_slot */
     struct inode_slot *inodes[INODE_BUCKETS];
@@ -147,8 +146,6 @@ struct thread_state {
     uint8_t part[BLOCK];
     EVP_CIPHER_CTX *nctx; /* lookup.c: AES-256-ECB under the name key */
     uint64_t ngen;
-    struct dir_fd dirs[DIR_FDS]; /* dir_fds.c */
-    unsigned next_dir;
 };
 
 /* This thread's state, with a decrypting context for `r` and room for `need` cipher bytes in buf; NULL when out of memory. */
@@ -225,30 +222,35 @@ napi_value reader_js_lookups(napi_env env, napi_callback_info info);
 napi_value reader_js_name_encrypt(napi_env env, napi_callback_info info);
 
 /*
- * Finds plaintext `path` (not the root): its parent's descriptor (`root` or
- * one of the thread's kept ones: never closed by the caller), its last name
- * on disk, the parent's cipher path; 0: pass.
+ * Finds plaintext `path` (not the root): its parent's descriptor in *dir
+ * (given back with dir_fds_put), its last name on disk, the parent's cipher
+ * path; 0: pass (nothing to give back).
  */
-int reader_find(struct reader *r, int root, const char *path, const uint64_t *dirs_gen, int *dfd, char *disk, int *is_long, char *cpath,
-                size_t *clen);
+int reader_find(struct reader *r, int root, const char *path, const uint64_t *dirs_gen, struct dir_ref *dir, char *disk, int *is_long,
+                char *cpath, size_t *clen);
 
 /* Directory `cpath` below `root`, O_PATH, never through a symlink (`root` itself for ""); -1 when that fails. */
 int reader_open_beneath(int root, const char *cpath);
 
 /*
  * dir_fds.c: directory `cpath` (`len` bytes, not NUL-terminated; "" is
- * `root`) as reader_open_beneath finds it, from the thread's kept ones when
- * it has it; -1 when the open fails. The caller never closes it.
+ * `root`) in ref->fd, as reader_open_beneath finds it, or the one the
+ * reader keeps open; -1 when the open fails. Every 0 is followed by one
+ * dir_fds_put.
  */
-int dir_fds_get(struct thread_state *t, struct reader *r, int root, const char *cpath, size_t len);
-/* Keeps `fd` (directory `cpath`, opened at `at` under `epoch`) for the thread, which closes it when it is pushed out. */
-void dir_fds_keep(struct thread_state *t, struct reader *r, const char *cpath, size_t len, int fd, uint64_t epoch, int64_t at);
+int dir_fds_get(struct reader *r, int root, const char *cpath, size_t len, struct dir_ref *ref);
+/* Hands `fd` (directory `cpath`, opened at `at` with the epoch taken before) to the reader to keep; ref as dir_fds_get's. */
+void dir_fds_keep(struct reader *r, const char *cpath, size_t len, int fd, uint64_t epoch, int64_t at, struct dir_ref *ref);
+/* Done with a directory dir_fds_get or dir_fds_keep handed out. */
+void dir_fds_put(struct reader *r, struct dir_ref *ref);
 /* The reader's count of directory changes, to take before an open that dir_fds_keep will keep. */
 uint64_t dir_fds_epoch(struct reader *r);
-/* A directory changed through the mount: every thread's kept directories of `r` are void. */
+/* A directory changed through the mount: every kept directory is closed (by its last user, if in use). */
 void dir_fds_changed(struct reader *r);
-/* Closes the thread's kept directories (when the thread ends). */
-void dir_fds_free(struct thread_state *t);
+/* Starts keeping directories (readerCipherRoot): 0 when out of memory (then none are kept). */
+int dir_fds_init(struct reader *r);
+/* Closes what is kept (reader_finalize). */
+void dir_fds_free(struct reader *r);
 
 /* Registers `h` (an owned one gets its fh here, from NATIVE_FH_BASE up). */
 void reader_insert(struct reader *r, struct handle *h);

@@ -12,8 +12,8 @@
  * directory holding the name is opened O_PATH from the cipher directory's
  * descriptor with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) (or a walk
  * of openat(O_NOFOLLOW)s before Linux 5.6, as the vault walks), so a
- * symlink planted in the cipher directory is never followed, and kept by
- * the thread for its next requests as the vault keeps its descriptors
+ * symlink planted in the cipher directory is never followed, and kept
+ * open for the next requests as the vault keeps its descriptors
  * (dir_fds.c); then unlinkat(2) of the name, and of
  * its .name file for a long name (Documentation/format.md §7.8), as
  * deleteLongName does (a missing .name file is no error).
@@ -51,21 +51,20 @@ static int plain_component(const char *s, size_t len)
 }
 
 /*
- * The directory holding the last component of `cpath`: `root`, or the
- * thread's descriptor of it (dir_fds.c, opened O_PATH from `root` without
- * following a symlink), which the caller never closes; *last points at that
- * component. -1 when a component is no name on disk or the open fails.
+ * The directory holding the last component of `cpath`, in *dir (the root's
+ * own descriptor, or one the reader keeps, dir_fds.c, opened O_PATH from
+ * `root` without following a symlink; given back with dir_fds_put); *last
+ * points at that component. -1 when a component is no name on disk or the
+ * open fails (nothing to give back then).
  */
-static int parent_of(struct reader *r, int root, const char *cpath, const char **last)
+static int parent_of(struct reader *r, int root, const char *cpath, const char **last, struct dir_ref *dir)
 {
     const char *p = cpath;
     for (const char *slash; (slash = strchr(p, '/')) != NULL; p = slash + 1)
         if (!plain_component(p, (size_t)(slash - p))) return -1;
     if (!plain_component(p, strlen(p))) return -1;
     *last = p;
-    if (p == cpath) return root;
-    struct thread_state *t = reader_thread_state(r, 0);
-    return t ? dir_fds_get(t, r, root, cpath, (size_t)(p - 1 - cpath)) : -1;
+    return dir_fds_get(r, root, cpath, p == cpath ? 0 : (size_t)(p - 1 - cpath), dir);
 }
 
 /* Removes the .name file of long name `last` in `dfd` (format.md §7.8): 0, also when there is none; else -errno. */
@@ -85,9 +84,14 @@ int reader_unlink(void *ctx, const char *cpath, int long_name)
     struct reader *r = ctx;
     const int root = __atomic_load_n(&r->root_fd, __ATOMIC_ACQUIRE);
     const char *last = NULL;
-    const int dfd = root < 0 || !r->unlinks || !cpath ? -1 : parent_of(r, root, cpath, &last);
-    if (dfd < 0 || unlinkat(dfd, last, 0) != 0) goto pass;
-    const int res = long_name ? remove_name_file(dfd, last) : 0;
+    struct dir_ref dir;
+    if (root < 0 || !r->unlinks || !cpath || parent_of(r, root, cpath, &last, &dir) != 0) goto pass;
+    if (unlinkat(dir.fd, last, 0) != 0) {
+        dir_fds_put(r, &dir);
+        goto pass;
+    }
+    const int res = long_name ? remove_name_file(dir.fd, last) : 0;
+    dir_fds_put(r, &dir);
     __atomic_fetch_add(&r->unlinked, 1, __ATOMIC_RELAXED);
     return res;
 pass:
@@ -106,9 +110,10 @@ int reader_dir_stat(void *ctx, const char *cpath, struct stat *st)
         res = fstat(root, st);
     } else {
         const char *last = NULL;
-        const int dfd = parent_of(r, root, cpath, &last);
-        if (dfd < 0) return -1;
-        res = fstatat(dfd, last, st, AT_SYMLINK_NOFOLLOW);
+        struct dir_ref dir;
+        if (parent_of(r, root, cpath, &last, &dir) != 0) return -1;
+        res = fstatat(dir.fd, last, st, AT_SYMLINK_NOFOLLOW);
+        dir_fds_put(r, &dir);
     }
     return res == 0 && S_ISDIR(st->st_mode) ? 0 : -1;
 }
@@ -159,6 +164,7 @@ napi_value reader_js_cipher_root(napi_env env, napi_callback_info info)
     int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (copy < 0) return throw_inval(env, "readerCipherRoot: cannot duplicate rootFd");
     r->unlinks = unlinks ? 1 : 0;
+    dir_fds_init(r); /* out of memory: no directory is kept open, each request opens its own */
     __atomic_store_n(&r->root_fd, copy, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -230,8 +236,9 @@ int reader_rmdir(void *ctx, const char *cpath, int long_name)
     struct reader *r = ctx;
     const int root = __atomic_load_n(&r->root_fd, __ATOMIC_ACQUIRE);
     const char *last = NULL;
-    const int dfd = root < 0 || !__atomic_load_n(&r->rmdirs, __ATOMIC_ACQUIRE) || !cpath ? -1 : parent_of(r, root, cpath, &last);
-    if (dfd < 0) goto pass;
+    struct dir_ref dir;
+    if (root < 0 || !__atomic_load_n(&r->rmdirs, __ATOMIC_ACQUIRE) || !cpath || parent_of(r, root, cpath, &last, &dir) != 0) goto pass;
+    const int dfd = dir.fd;
     int fd = openat(dfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int has_iv = 0, gone = 0;
     /* Without directory IVs (plaintext or deterministic names) a gocryptfs.diriv is a name like any other, as for JS. */
@@ -252,9 +259,13 @@ int reader_rmdir(void *ctx, const char *cpath, int long_name)
         }
     }
     if (fd >= 0) close(fd);
-    if (!gone) goto pass;
+    if (!gone) {
+        dir_fds_put(r, &dir);
+        goto pass;
+    }
     removed_log(r, cpath);
     const int res = long_name ? remove_name_file(dfd, last) : 0;
+    dir_fds_put(r, &dir);
     __atomic_fetch_add(&r->rmdired, 1, __ATOMIC_RELAXED);
     return res;
 pass:
