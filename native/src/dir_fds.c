@@ -23,10 +23,8 @@
 #include "reader_core.h"
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#define DIR_FD_TTL_NS 1000000000LL
 #define REF_ROOT (-2)  /* dir_ref.slot: the root's own descriptor */
 #define REF_OWNED (-1) /* dir_ref.slot: a descriptor no slot took; closed by dir_fds_put */
 
@@ -41,19 +39,7 @@ struct dir_fd {
     char cpath[IV_CPATH_MAX];
 };
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static struct dir_fd *slot_of(struct reader *r, const char *cpath, size_t len)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)cpath[i]) * 16777619u;
-    return &r->dir_fds[h % DIR_FD_SLOTS];
-}
+static struct dir_fd *slot_of(struct reader *r, const char *cpath, size_t len) { return &r->dir_fds[kept_hash(cpath, len) % DIR_FD_SLOTS]; }
 
 /* Empties slot `s` (under dir_fds_mut): closed now, or by its last user. */
 static void drop(struct dir_fd *s)
@@ -110,11 +96,11 @@ int dir_fds_get(struct reader *r, int root, const char *cpath, size_t len, struc
     }
     if (len >= IV_CPATH_MAX) return -1;
     const uint64_t epoch = dir_fds_epoch(r);
-    const int64_t now = now_ns();
+    const int64_t now = kept_now_ns();
     if (r->dir_fds) {
         struct dir_fd *s = slot_of(r, cpath, len);
         pthread_mutex_lock(&r->dir_fds_mut);
-        if (s->used && !s->doomed && s->epoch == epoch && now - s->at >= 0 && now - s->at < DIR_FD_TTL_NS && s->len == len &&
+        if (s->used && !s->doomed && s->epoch == epoch && now - s->at >= 0 && now - s->at < KEPT_TTL_NS && s->len == len &&
             memcmp(s->cpath, cpath, len) == 0) {
             s->users++;
             ref->fd = s->fd;

@@ -42,12 +42,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #define DIRIV_NAME "gocryptfs.diriv"
 #define NAME_MAX_PLAIN 255
-#define IV_TTL_NS 1000000000LL
 
 struct iv_slot {
     int used;
@@ -58,29 +56,15 @@ struct iv_slot {
     uint8_t iv[NAME_IV_LEN];
 };
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static uint32_t fnv1a(const char *s, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h;
-}
-
 /* The kept IV and cipher path of plaintext directory `p` (`plen` bytes; 0: the root); 0 when none is valid. */
 static int iv_get(struct reader *r, const char *p, size_t plen, uint8_t *iv, char *cpath, size_t *clen)
 {
     if (plen >= IV_PPATH_MAX) return 0;
-    struct iv_slot *s = &r->ivs[fnv1a(p, plen) % IV_SLOTS];
-    const int64_t now = now_ns();
+    struct iv_slot *s = &r->ivs[kept_hash(p, plen) % IV_SLOTS];
+    const int64_t now = kept_now_ns();
     int hit = 0;
     pthread_mutex_lock(&r->ivs_mut);
-    if (s->used && s->plen == plen && memcmp(s->ppath, p, plen) == 0 && now - s->at >= 0 && now - s->at < IV_TTL_NS) {
+    if (s->used && s->plen == plen && memcmp(s->ppath, p, plen) == 0 && now - s->at >= 0 && now - s->at < KEPT_TTL_NS) {
         memcpy(iv, s->iv, NAME_IV_LEN);
         memcpy(cpath, s->cpath, s->clen);
         cpath[s->clen] = 0;
@@ -96,7 +80,7 @@ static void iv_put(struct reader *r, const char *p, size_t plen, const uint64_t 
                    const char *cpath, size_t clen)
 {
     if (plen >= IV_PPATH_MAX || clen >= IV_CPATH_MAX) return;
-    struct iv_slot *s = &r->ivs[fnv1a(p, plen) % IV_SLOTS];
+    struct iv_slot *s = &r->ivs[kept_hash(p, plen) % IV_SLOTS];
     pthread_mutex_lock(&r->ivs_mut);
     if (__atomic_load_n(dirs_gen, __ATOMIC_ACQUIRE) == gen) {
         s->used = 1;
@@ -246,7 +230,7 @@ int reader_find(struct reader *r, int root, const char *path, const uint64_t *di
     } else {
         /* The walk from the root, keeping each directory it reads, and the last one open. */
         const uint64_t epoch = dir_fds_epoch(r);
-        int64_t at = now_ns();
+        int64_t at = kept_now_ns();
         if (!iv_get(r, path, 0, iv, cpath, clen)) {
             if (!read_iv(root, iv)) return 0;
             iv_put(r, path, 0, dirs_gen, gen, at, iv, "", 0);
@@ -263,7 +247,7 @@ int reader_find(struct reader *r, int root, const char *path, const uint64_t *di
                 next = openat(dfd, disk, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (dfd != root) close(dfd);
             dfd = next;
-            at = now_ns();
+            at = kept_now_ns();
             if (dfd < 0) return 0;
             if (!read_iv(dfd, iv)) {
                 close(dfd);

@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define BLOCK TSCRYPTFS_BLOCK_SIZE
 #define HEADER TSCRYPTFS_HEADER_LEN
@@ -39,6 +40,29 @@
 
 /* Besides aead_block.h's two: AEGIS-256X2, through the AEGIS addon's functions (aegis_export.h). */
 #define READ_AEGIS 2
+
+/*
+ * How long lookup.c's IVs and dir_fds.c's directories are used after they
+ * were read or opened: as long as the vault's directory cache keeps its
+ * descriptors (src/vault/backing/dir-cache.ts, a second).
+ */
+#define KEPT_TTL_NS 1000000000LL
+
+/* CLOCK_MONOTONIC in ns, the clock of KEPT_TTL_NS. */
+static inline int64_t kept_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* FNV-1a of `len` bytes: the slot of a path in the kept tables. */
+static inline uint32_t kept_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
 
 /* lookup.c: directories' IVs and cipher paths kept by plaintext path */
 #define IV_SLOTS 512
