@@ -33,7 +33,6 @@ struct dir_fd {
     int fd;         /* O_PATH */
     unsigned users; /* requests using fd now */
     int doomed;     /* closed when users drops to 0 */
-    uint64_t epoch; /* the reader's dir_epoch when opened */
     int64_t at;     /* CLOCK_MONOTONIC ns when opened */
     uint16_t len;
     char cpath[IV_CPATH_MAX];
@@ -55,6 +54,12 @@ static void drop(struct dir_fd *s)
 
 uint64_t dir_fds_epoch(struct reader *r) { return __atomic_load_n(&r->dir_epoch, __ATOMIC_ACQUIRE); }
 
+/*
+ * The epoch steps on before the table is emptied, and dir_fds_keep checks
+ * it under the same lock: a directory opened before a change is never put
+ * in the table after it, so once this returns every slot in it was opened
+ * since, and a slot needs no epoch of its own.
+ */
 void dir_fds_changed(struct reader *r)
 {
     __atomic_add_fetch(&r->dir_epoch, 1, __ATOMIC_ACQ_REL);
@@ -78,7 +83,6 @@ void dir_fds_keep(struct reader *r, const char *cpath, size_t len, int fd, uint6
         s->fd = fd;
         s->users = 1;
         s->doomed = 0;
-        s->epoch = epoch;
         s->at = at;
         s->len = (uint16_t)len;
         memcpy(s->cpath, cpath, len);
@@ -100,7 +104,7 @@ int dir_fds_get(struct reader *r, int root, const char *cpath, size_t len, struc
     if (r->dir_fds) {
         struct dir_fd *s = slot_of(r, cpath, len);
         pthread_mutex_lock(&r->dir_fds_mut);
-        if (s->used && !s->doomed && s->epoch == epoch && now - s->at >= 0 && now - s->at < KEPT_TTL_NS && s->len == len &&
+        if (s->used && !s->doomed && now - s->at >= 0 && now - s->at < KEPT_TTL_NS && s->len == len &&
             memcmp(s->cpath, cpath, len) == 0) {
             s->users++;
             ref->fd = s->fd;
