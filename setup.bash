@@ -4,7 +4,7 @@
 # tscryptfs on a throw-away cipher directory. Safe to run again.
 #
 #   bash setup.bash            # install, build, run the demo
-#   bash setup.bash --no-demo  # install and build only (what CI uses)
+#   bash setup.bash --no-demo  # install and build only
 set -euo pipefail
 cd "$(dirname "$0")"
 
