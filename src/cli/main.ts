@@ -21,6 +21,7 @@ import { FLAGS } from './flags/flag-table.js';
 import { parseGoBool } from './flags/go-values.js';
 import { compileGlob } from '../names/index.js';
 import type { Action, CliContext } from './context.js';
+import { hasCode } from '../util/errors.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { helpLong, helpShort } from './help.js';
 import { runFsck } from './fsck.js';
@@ -213,7 +214,7 @@ export function run(): void {
   // A reader that went away (`tscryptfs -hh | head -1`) is not an error worth a stack trace.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      if (hasCode(err, 'EPIPE')) process.exit(process.exitCode ?? 0);
       throw err;
     });
   }

@@ -25,6 +25,7 @@ import { loadConfig } from './load-config.js';
 import { masterKeyFromArgs } from './masterkey.js';
 import { reverseSettings } from './reverse-settings.js';
 import { describeError } from './output.js';
+import { hasCode } from '../util/errors.js';
 import { wipe } from './password.js';
 
 export interface MountPlan {
@@ -72,8 +73,7 @@ async function checkCtlSock(ctx: CliContext): Promise<string | null> {
       server.listen(path, () => server.close(() => res()));
     });
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw new CliError(EXIT.CtlSock, `ctlsock: listen unix ${path}: bind: ${e.code === 'EADDRINUSE' ? 'address already in use' : describeError(err)}`);
+    throw new CliError(EXIT.CtlSock, `ctlsock: listen unix ${path}: bind: ${hasCode(err, 'EADDRINUSE') ? 'address already in use' : describeError(err)}`);
   }
   await fsp.rm(path, { force: true });
   return path;

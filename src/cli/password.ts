@@ -16,6 +16,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { isatty } from 'node:tty';
+import { hasCode } from '../util/errors.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { describeError, goQuote, goQuoteList, type Output } from './output.js';
 
@@ -109,8 +110,8 @@ export function extpassCommand(extpass: readonly string[]): string[] {
 }
 
 function spawnFailure(prog: string, err: NodeJS.ErrnoException): string {
-  if (err.code === 'ENOENT') return `exec: ${goQuote(prog)}: executable file not found in $PATH`;
-  if (err.code === 'EACCES') return `exec: ${goQuote(prog)}: permission denied`;
+  if (hasCode(err, 'ENOENT')) return `exec: ${goQuote(prog)}: executable file not found in $PATH`;
+  if (hasCode(err, 'EACCES')) return `exec: ${goQuote(prog)}: permission denied`;
   return describeError(err);
 }
 
@@ -188,12 +189,11 @@ export function readLineUnbuffered(fd = 0): Buffer {
       try {
         n = readSync(fd, b, 0, 1, null);
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'EAGAIN' || code === 'EINTR') {
+        if (hasCode(err, 'EAGAIN', 'EINTR')) {
           Atomics.wait(sleepCell, 0, 0, 10); // non-blocking stdin: poll
           continue;
         }
-        if (code === 'EOF') return Buffer.from(bytes);
+        if (hasCode(err, 'EOF')) return Buffer.from(bytes);
         throw pwError(`could not read from stdin: ${(err as Error).message}`);
       }
       if (n === 0 || b[0] === 0x0a) return Buffer.from(bytes);

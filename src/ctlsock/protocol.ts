@@ -6,6 +6,7 @@
  * 2 for ENOENT and -1 for everything else, as in gocryptfs; the texts are
  * gocryptfs's (Go's errno strings, "Ambiguous", "Empty input", ...).
  */
+import { hasCode } from '../util/errors.js';
 import { goJsonString } from './go-json-string.js';
 import { sanitizePath } from './sanitize.js';
 
@@ -46,7 +47,7 @@ const ERRNO_TEXT: Record<string, string> = {
 function errorResponse(err: unknown, warnText = ''): CtlSockResponse {
   const code = (err as { code?: unknown })?.code;
   const text = typeof code === 'string' && ERRNO_TEXT[code] !== undefined ? ERRNO_TEXT[code]! : ((err as Error)?.message ?? String(err));
-  return { Result: '', ErrNo: code === 'ENOENT' ? 2 : -1, ErrText: text, WarnText: warnText };
+  return { Result: '', ErrNo: hasCode(err, 'ENOENT') ? 2 : -1, ErrText: text, WarnText: warnText };
 }
 
 /** Go's json.Marshal output of the response struct: compact, fields in order, strings as Go escapes them. */

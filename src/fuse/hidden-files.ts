@@ -19,7 +19,7 @@
  */
 import { basename } from 'node:path';
 import type { BigIntStats } from 'node:fs';
-import { fsError } from '../util/errors.js';
+import { fsError, hasCode } from '../util/errors.js';
 import type { Vault, VaultFile } from '../vault/index.js';
 import type { HandleTable } from './handle-table.js';
 
@@ -138,7 +138,7 @@ export class HiddenFiles {
       try {
         return await fn(h);
       } catch (err) {
-        if ((err as { code?: string }).code !== 'EBADF') throw err; // closed meanwhile: try the next one
+        if (!hasCode(err, 'EBADF')) throw err; // closed meanwhile: try the next one
       }
     }
     throw fsError('ENOENT', 'lstat', path);

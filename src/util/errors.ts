@@ -5,6 +5,7 @@
  * messages.
  */
 import { constants } from 'node:os';
+import { getSystemErrorName } from 'node:util';
 
 export interface CodedError extends Error {
   code: string;
@@ -14,6 +15,45 @@ export interface CodedError extends Error {
 }
 
 const errnoTable = constants.errno as Record<string, number>;
+
+/**
+ * Linux names some errno numbers twice (95 is EOPNOTSUPP and ENOTSUP, 11 is
+ * EAGAIN and EWOULDBLOCK, 35 is EDEADLK and EDEADLOCK), and each source of
+ * an error picks its own: node:fs says ENOTSUP where the kernel's headers and
+ * Python say EOPNOTSUPP. Codes are therefore compared by number. Node's
+ * table lacks EDEADLOCK; it is added here.
+ */
+const extraAliases: Record<string, number> = { EDEADLOCK: 35 };
+
+/** The errno number a POSIX code names (an alias gives its number), or undefined for other codes. */
+export function errnoOf(code: string): number | undefined {
+  return errnoTable[code] ?? extraAliases[code];
+}
+
+/** Node's own name where libuv has one (it lacks some, EDEADLK among them), else the table's first. */
+const canonicalNames = new Map<number, string>();
+for (const [name, n] of Object.entries(errnoTable)) {
+  if (canonicalNames.has(n)) continue;
+  let uv = '';
+  try {
+    uv = getSystemErrorName(-n);
+  } catch {
+    /* not an errno libuv knows */
+  }
+  canonicalNames.set(n, errnoTable[uv] === n ? uv : name);
+}
+
+/** One name for an errno number: the one node:fs puts in `code` (ENOTSUP for 95, EAGAIN for 11); EIO for a number Node does not know. */
+export function errnoName(errno: number): string {
+  return canonicalNames.get(Math.abs(errno)) ?? 'EIO';
+}
+
+/** Whether two codes are the same error: equal errno numbers for POSIX names, equal strings otherwise. */
+export function sameCode(a: string, b: string): boolean {
+  if (a === b) return true;
+  const n = errnoOf(a);
+  return n !== undefined && n === errnoOf(b);
+}
 
 /**
  * Builds an Error whose message reads like Node's own fs errors. It has no
@@ -32,18 +72,22 @@ export function fsError(code: string, syscall?: string, path?: string, detail?: 
   const err = new Error(msg) as CodedError;
   Error.stackTraceLimit = limit;
   err.code = code;
-  const errno = errnoTable[code];
+  const errno = errnoOf(code);
   if (errno !== undefined) err.errno = errno;
   if (syscall) err.syscall = syscall;
   if (path !== undefined) err.path = path;
   return err;
 }
 
-/** True for an error object with one of the given codes (any string code when none are given). */
+/**
+ * True for an error object with one of the given codes (any string code
+ * when none are given); aliases match (see sameCode), so `hasCode(err,
+ * 'EOPNOTSUPP')` is true for node:fs's ENOTSUP.
+ */
 export function hasCode(err: unknown, ...codes: string[]): err is CodedError {
   if (typeof err !== 'object' || err === null) return false;
   const code = (err as CodedError).code;
-  return typeof code === 'string' && (codes.length === 0 || codes.includes(code));
+  return typeof code === 'string' && (codes.length === 0 || codes.some((c) => sameCode(code, c)));
 }
 
 /** Errors specific to gocryptfs configuration handling (not POSIX). */

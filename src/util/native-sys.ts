@@ -6,7 +6,7 @@
  * `statListing` null, and callers do without.
  */
 import { loadNativeAddon } from './native-addon.js';
-import { constants as osConstants } from 'node:os';
+import { errnoName, sameCode } from './errors.js';
 import { STAT_WORDS } from './stat-words.js';
 
 interface SysBinding {
@@ -32,17 +32,12 @@ export function fallocateAvailable(): boolean {
   return binding() !== null;
 }
 
-function errnoCode(errno: number): string {
-  const table = osConstants.errno as Record<string, number>;
-  return Object.keys(table).find((k) => table[k] === errno) ?? 'EIO';
-}
-
-/** 'ok', 'unavailable' (no addon), or the errno code of the failure ('ENOSPC', 'EOPNOTSUPP', ...). */
+/** 'ok', 'unavailable' (no addon), or the errno code of the failure as errnoName gives it ('ENOSPC', 'ENOTSUP', ...). */
 export function fallocate(fd: number, mode: number, offset: number, length: number): string {
   const b = binding();
   if (!b) return 'unavailable';
   const rc = b.fallocate(fd, mode, offset, length);
-  return rc === 0 ? 'ok' : errnoCode(-rc);
+  return rc === 0 ? 'ok' : errnoName(rc);
 }
 
 /**
@@ -55,7 +50,7 @@ export function seekData(fd: number, offset: number): number | 'hole' | null {
   if (!b) return null;
   const r = b.seekData(fd, offset);
   if (r >= 0) return r;
-  return errnoCode(-r) === 'ENXIO' ? 'hole' : null;
+  return sameCode(errnoName(r), 'ENXIO') ? 'hole' : null;
 }
 
 /**

@@ -23,8 +23,7 @@
  */
 import * as fs from 'node:fs';
 import { constants as C, promises as fsp } from 'node:fs';
-import { constants as osConstants } from 'node:os';
-import { fsError } from './errors.js';
+import { errnoName, fsError } from './errors.js';
 import { DIRECT_IO } from './fs-ops.js';
 import { loadNativeAddon } from './native-addon.js';
 import { putStatWords, STAT_WORDS } from './stat-words.js';
@@ -84,10 +83,8 @@ export interface AtCalls {
   removexattrat(dirfd: number, name: string, attr: string): Promise<void>;
 }
 
-const errnoNames = new Map(Object.entries(osConstants.errno as Record<string, number>).map(([k, v]) => [v, k]));
-
 function failure(errno: number, syscall: string): Error {
-  return fsError(errnoNames.get(errno) ?? 'EIO', syscall);
+  return fsError(errnoName(errno), syscall);
 }
 
 /** A native result: a value >= 0, or -errno thrown as a coded error. */

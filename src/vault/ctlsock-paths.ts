@@ -9,7 +9,7 @@
  */
 import type { FormatOptions } from '../config/format.js';
 import { b64ErrorOffset, joinPathBytes, longNameKind, readDirIV, readLongName, invalidNameCode, ZERO_IV, type NameCodec } from '../names/index.js';
-import { fsError, hasCode, type CodedError } from '../util/errors.js';
+import { fsError, hasCode, sameCode, type CodedError } from '../util/errors.js';
 import type { AtCalls } from '../util/sys-at.js';
 
 export interface PathContext {
@@ -29,7 +29,8 @@ async function descend(ctx: PathContext, fd: number, name: string): Promise<numb
   try {
     return await ctx.at.openDir(fd, name);
   } catch (err) {
-    throw hasCode(err) ? fsError(err.code === 'ELOOP' ? 'ENOTDIR' : err.code, 'openat', name) : err;
+    if (!hasCode(err)) throw err;
+    throw fsError(sameCode(err.code, 'ELOOP') ? 'ENOTDIR' : err.code, 'openat', name);
   }
 }
 

@@ -5,12 +5,12 @@
  * half-written block that no longer decrypts (and takes the old data of
  * that block with it).
  *
- * A filesystem without fallocate (EOPNOTSUPP: ZFS, ext3, some FUSE
- * filesystems) gets one warning and no more attempts; so does a missing
+ * A filesystem without fallocate (errno 95 under either of its names, or
+ * ENOSYS: ZFS, ext3, sshfs, rclone, exFAT through FUSE) gets one warning and no more attempts; so does a missing
  * native addon (no compiler at install time). `-noprealloc` turns it off.
  */
 import { fallocate, fallocateAvailable, FALLOC_FL_KEEP_SIZE } from '../util/native-sys.js';
-import { fsError } from '../util/errors.js';
+import { fsError, sameCode } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 
 export class Preallocator {
@@ -33,7 +33,7 @@ export class Preallocator {
     if (!this.enabled || length <= 0) return;
     const r = fallocate(fd, FALLOC_FL_KEEP_SIZE, offset, length);
     if (r === 'ok') return;
-    if (r === 'EOPNOTSUPP' || r === 'ENOSYS' || r === 'unavailable') {
+    if (r === 'unavailable' || sameCode(r, 'EOPNOTSUPP') || sameCode(r, 'ENOSYS')) {
       this.enabled = false;
       this.log.warn('Warning: The underlying filesystem does not support fallocate(2). tscryptfs will continue working but is no longer resistant against out-of-space errors.');
       return;

@@ -20,7 +20,7 @@ import {
   type FormatOptions,
 } from '../config/index.js';
 import { compileGlob, createDirIV, NameMemo } from '../names/index.js';
-import { configError, fsError, hasCode } from '../util/errors.js';
+import { configError, fsError, hasCode, sameCode } from '../util/errors.js';
 import { stderrLogger } from '../util/logger.js';
 import { atCalls, type AtCalls, type TimeArg } from '../util/sys-at.js';
 import { FileStateTable } from './file-state.js';
@@ -451,7 +451,7 @@ async function atCipherdir<T>(dir: string, fn: (at: AtCalls, fd: number) => Prom
     fd = await openCipherRoot(at, dir);
   } catch (err) {
     const code = hasCode(err) ? err.code : 'ENOENT';
-    throw fsError(code, 'stat', dir, code === 'ENOTDIR' ? 'cipher directory is not a directory' : 'cipher directory is not accessible');
+    throw fsError(code, 'stat', dir, sameCode(code, 'ENOTDIR') ? 'cipher directory is not a directory' : 'cipher directory is not accessible');
   }
   try {
     return await fn(at, fd);

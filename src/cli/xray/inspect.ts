@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import type { CipherName } from '../../crypto/index.js';
 import { contentEncryptionName } from '../../config/index.js';
 import { BLOCK_SIZE, HEADER_LEN, HEADER_VERSION } from '../../content/index.js';
+import { hasCode } from '../../util/errors.js';
 import { describeError } from '../output.js';
 
 const TAG_LEN = 16;
@@ -39,8 +40,7 @@ function readAt(fd: number, len: number, pos: number, path: string): Buffer {
       got += n;
     }
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(code === 'EISDIR' ? `read ${path}: is a directory` : describeError(err));
+    throw new Error(hasCode(err, 'EISDIR') ? `read ${path}: is a directory` : describeError(err));
   }
   return buf.subarray(0, got);
 }

@@ -198,7 +198,7 @@ export async function xrayMain(argv: readonly string[], io: XrayIo): Promise<num
 export function runXray(): void {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      if (hasCode(err, 'EPIPE')) process.exit(process.exitCode ?? 0);
       throw err;
     });
   }
