@@ -37,6 +37,7 @@ import {
 import { CipherTree, openCipherRoot } from './backing/index.js';
 import { BufferPool } from './buffer-pool.js';
 import { Preallocator } from './prealloc.js';
+import { describeStore } from './backing/store.js';
 import type { VaultFile } from './vault-file.js';
 import { decryptPathAt, encryptPathAt } from './ctlsock-paths.js';
 import type { Owner, VaultCore } from './vault-core.js';
@@ -92,7 +93,7 @@ export class Vault {
       readOnly: this.readOnly,
       files: this.files,
       openHandles: this.openHandles,
-      prealloc: new Preallocator(!(opts.noPrealloc ?? false), log),
+      prealloc: new Preallocator(!(opts.noPrealloc ?? false), log, describeStore(cipherdir)),
       // Ciphertext buffers, sized for the largest FUSE read or write (128 KiB, unaligned: 33 blocks).
       cipherBuffers: new BufferPool(33 * ciphers.content.layout.cipherBlockSize),
       // Decrypted short names of listings, by directory IV (never stale: see NameMemo).

@@ -3,8 +3,8 @@
  * EAGAIN and EWOULDBLOCK; 35: EDEADLK and EDEADLOCK) and each source picks
  * one: node:fs says ENOTSUP, the kernel headers and Python EOPNOTSUPP. Every
  * errno comparison in src/ goes through hasCode/sameCode (by number); this
- * checks each alias pair there and in the FUSE answer, and that no
- * comparison of a code string is left elsewhere.
+ * checks each alias pair there, in the FUSE answer, in the preallocation
+ * fallback, and that no comparison of a code string is left elsewhere.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +12,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { errnoName, errnoOf, fsError, hasCode, sameCode } from '../../src/util/errors.js';
 import { toErrno } from '../../src/fuse/errno.js';
+import { Preallocator } from '../../src/vault/prealloc.js';
+import type { BackingStore } from '../../src/vault/backing/store.js';
+import { BTRFS_SUPER_MAGIC } from '../../src/vault/backing/store.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const ALIASES: [string, string, number][] = [
@@ -55,6 +58,43 @@ test('errnoName names errors as node:fs does', () => {
     code = (err as NodeJS.ErrnoException).code!;
   }
   assert.equal(errnoName(2), code);
+});
+
+const store: BackingStore = { magic: 0x65735546, type: 'fuse.sshfs', source: 'root@127.0.0.1:/vault', mountPoint: '/mnt/remote' };
+
+for (const name of ['ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']) {
+  test(`preallocation: fallocate failing with ${name} turns it off with one warning naming the store`, () => {
+    const warnings: string[] = [];
+    let calls = 0;
+    const p = new Preallocator(true, { warn: (m) => warnings.push(m) }, store, () => {
+      calls++;
+      return name;
+    });
+    assert.ok(p.active);
+    p.reserve(3, 0, 4096);
+    p.reserve(3, 4096, 4096);
+    assert.equal(calls, 1, 'no further attempts');
+    assert.ok(!p.active);
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0]!, /\(fuse\.sshfs root@127\.0\.0\.1:\/vault on \/mnt\/remote\) does not support fallocate\(2\)/);
+  });
+}
+
+test('preallocation: ENOSPC (and any other errno) reaches the writer', () => {
+  const p = new Preallocator(true, silent, store, () => 'ENOSPC');
+  assert.throws(() => p.reserve(3, 0, 4096), { code: 'ENOSPC' });
+  assert.ok(p.active);
+});
+
+test('preallocation: off on btrfs from the start, said once', () => {
+  const lines: string[] = [];
+  const btrfs: BackingStore = { magic: BTRFS_SUPER_MAGIC, type: 'btrfs', source: '/dev/loop7', mountPoint: '/srv' };
+  const p = new Preallocator(true, { warn: (m) => lines.push(`warn ${m}`), info: (m) => lines.push(`info ${m}`) }, btrfs, () => assert.fail('no fallocate on btrfs'));
+  p.reserve(3, 0, 4096);
+  assert.ok(!p.active);
+  assert.equal(lines.length, 1);
+  assert.match(lines[0]!, /^info Btrfs detected \(btrfs \/dev\/loop7 on \/srv\), forcing -noprealloc/);
+  assert.ok(!new Preallocator(false, silent, btrfs, () => 'ok').active);
 });
 
 /** Every .ts file below dir. */
