@@ -260,8 +260,8 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       });
     },
 
-    fsyncdir(_path: string, _datasync: number, _fh: number, cb: FuseCallback): void {
-      cb(0);
+    fsyncdir(path: string, datasync: number, _fh: number, cb: FuseCallback): void {
+      answer('fsyncdir', path, cb, () => vault.fsyncDir(path, { datasync: datasync !== 0 }));
     },
 
     release(path: string, fh: number, cb: FuseCallback): void {

@@ -1,7 +1,7 @@
 /**
  * Directories: listings (names decrypted, what must stay hidden left out),
  * listings with every entry's attributes for a mount, mkdir with the new
- * directory's IV, rmdir (Documentation/format.md §7.7).
+ * directory's IV, rmdir (Documentation/format.md §7.7), fsync of a directory.
  */
 import { constants as C } from 'node:fs';
 import { posix } from 'node:path';
@@ -9,6 +9,7 @@ import { CONF_NAME } from '../config/index.js';
 import { cipherSizeToPlainSize } from '../content/index.js';
 import { badDisplayName, createDirIV, deleteLongName, DIRIV_NAME, hashLongName, longNameKind, matchesAny, NameMemo, readLongName } from '../names/index.js';
 import { fsError } from '../util/errors.js';
+import { fdatasync, fsync } from '../util/fd-io.js';
 import { modeWord, putWords, setSizeWords, sizeWords, STAT_WORDS } from '../util/stat-words.js';
 import { AT_REMOVEDIR } from '../util/sys-at.js';
 import { randomBytes } from 'node:crypto';
@@ -217,6 +218,28 @@ async function removeNew(core: VaultCore, e: Located): Promise<void> {
   }
   await core.at.unlinkat(e.dir.fd, e.diskName, AT_REMOVEDIR).catch(() => undefined);
   if (e.long) await deleteLongName(core.at, e.dir.fd, e.diskName);
+}
+
+/**
+ * fsync(2) (or fdatasync) of a directory: its cipher directory, reopened for
+ * reading from the descriptor the walk holds (no path is followed), is
+ * flushed, so what was created, renamed or removed in it is on the backing
+ * store; the store's error (EIO, ...) is the caller's.
+ */
+export async function fsyncDir(core: VaultCore, path: string, datasync: boolean): Promise<void> {
+  const slot = await core.tree.dir(path, 'fsync');
+  try {
+    const fd = await core.at.openat(slot.fd, '.', C.O_RDONLY | C.O_DIRECTORY, 0);
+    try {
+      await (datasync ? fdatasync(fd) : fsync(fd));
+    } finally {
+      await core.at.close(fd);
+    }
+  } catch (err) {
+    throw plainError(err, 'fsync', path);
+  } finally {
+    slot.release();
+  }
 }
 
 /** Removes an empty directory (ENOTEMPTY otherwise), as gocryptfs does (format.md §7.7). */

@@ -398,6 +398,11 @@ export class Vault {
     return dirs.rmdir(this.core, path);
   }
 
+  /** Flushes a directory's cipher directory (fsync(2), or fdatasync with `datasync`): the names made, renamed or removed in it are on disk. */
+  async fsyncDir(path: string, opts: { datasync?: boolean } = {}): Promise<void> {
+    return dirs.fsyncDir(this.core, path, opts.datasync ?? false);
+  }
+
   // -------------------------------------------------------------- renames
 
   /**
