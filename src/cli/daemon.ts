@@ -13,6 +13,7 @@ import type { Output } from './output.js';
 import type { ServePlan } from './serve.js';
 import { startServing } from './serve.js';
 import { SyslogLogger } from './syslog.js';
+import { FileLogger, logFileFor, SYSLOG_SOCKET, syslogReachable } from './log-file.js';
 import type { Logger } from '../util/logger.js';
 
 export const DAEMON_ENV = 'TSCRYPTFS_DAEMON_CHILD';
@@ -22,10 +23,18 @@ interface ParentMessage {
   plan: ServePlan;
   nosyslog: boolean;
   quiet: boolean;
+  /** Where messages go instead of syslog (see log-file.ts). */
+  logFile: string;
 }
 
-/** Parent side: start the daemon and wait until it is mounted or failed. */
+/**
+ * Parent side: start the daemon and wait until it is mounted or failed.
+ * Without a syslog to take the daemon's messages, says first (on stderr)
+ * which file gets them.
+ */
 export function runInBackground(plan: ServePlan, opts: { nosyslog: boolean; quiet: boolean }, out: Output): Promise<void> {
+  const logFile = logFileFor(plan.mountpoint);
+  if (!opts.nosyslog && !syslogReachable()) out.notice(`no syslog (${SYSLOG_SOCKET} is missing): the background process writes its messages to ${logFile}`);
   return new Promise((resolve, reject) => {
     const stdio = opts.nosyslog ? 'inherit' : 'pipe';
     const child = spawn(process.execPath, [process.argv[1]!], {
@@ -62,7 +71,7 @@ export function runInBackground(plan: ServePlan, opts: { nosyslog: boolean; quie
     child.on('exit', (code, signal) => {
       finish(new CliError(code ?? EXIT.Other, code === null ? `the background process died (${signal})` : ''));
     });
-    const msg: ParentMessage = { plan, nosyslog: opts.nosyslog, quiet: opts.quiet };
+    const msg: ParentMessage = { plan, nosyslog: opts.nosyslog, quiet: opts.quiet, logFile };
     child.send(msg); // serialized synchronously: our copy of the key can go now
     plan.masterKey.fill(0);
   });
@@ -79,7 +88,8 @@ export async function runDaemonChild(): Promise<never> {
     info: (m) => (msg.quiet ? undefined : process.stdout.write(`${m}\n`)),
   };
   const stderrLog = log;
-  const syslog = msg.nosyslog ? null : new SyslogLogger(`tscryptfs-${process.pid}`);
+  const file = new FileLogger(msg.logFile);
+  const syslog = msg.nosyslog ? null : syslogReachable() ? new SyslogLogger(`tscryptfs-${process.pid}`, file) : file;
   const switching: Logger = { warn: (m) => log.warn(m), info: (m) => log.info?.(m) };
   let serving;
   try {
@@ -91,9 +101,10 @@ export async function runDaemonChild(): Promise<never> {
   }
   process.send?.({ ready: true });
   if (process.connected) process.disconnect();
+  if (syslog === file) file.info(`serving ${msg.plan.cipherdir} at ${msg.plan.mountpoint}`);
   if (syslog) log = syslog;
   else log = stderrLog;
   await serving.done;
-  syslog?.close();
+  if (syslog instanceof SyslogLogger) syslog.close();
   process.exit(0);
 }

@@ -73,6 +73,11 @@ export class Output {
     return this.json ? this.streams.stderr : this.streams.stdout;
   }
 
+  /** A line on stderr that is neither a warning nor an error (where messages go): silenced by -q, never a -wpanic panic. */
+  notice(msg: string): void {
+    if (!this.quiet) this.streams.stderr.write(line(`${PROGRAM_NAME}: ${msg}`));
+  }
+
   /** A warning on stderr (yellow on a terminal). */
   warn(msg: string): void {
     const c = this.colors;
