@@ -206,6 +206,7 @@ function servePlan(ctx: CliContext, plan: MountPlan): ServePlan {
     backend: ctx.backend,
     readOnly: bool(ctx.args, 'ro'),
     noPrealloc: bool(ctx.args, 'noprealloc'),
+    sharedStorage: bool(ctx.args, 'sharedstorage'),
     mount: mountOptions(ctx),
     idleMs: num(ctx.args, 'idle'),
     wpanic: bool(ctx.args, 'wpanic'),

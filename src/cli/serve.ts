@@ -28,6 +28,8 @@ export interface ServePlan {
   readOnly: boolean;
   /** -noprealloc */
   noPrealloc: boolean;
+  /** -sharedstorage */
+  sharedStorage?: boolean;
   mount: MountOptions;
   /** Unmount after this many milliseconds without activity and open files (0 = never). */
   idleMs: number;
@@ -57,7 +59,7 @@ async function openBacking(plan: ServePlan, key: Uint8Array, log: Logger): Promi
     });
     return { mount: () => mountReverse(view, plan.mountpoint, plan.mount, log), close: async () => undefined, paths: view };
   }
-  const vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, noPrealloc: plan.noPrealloc, logger: log, badname: plan.badname ?? [] });
+  const vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, noPrealloc: plan.noPrealloc, sharedStorage: plan.sharedStorage ?? false, logger: log, badname: plan.badname ?? [] });
   return { mount: () => mountVault(vault, plan.mountpoint, plan.mount, log), close: () => vault.close(), paths: vault };
 }
 

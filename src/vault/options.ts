@@ -15,6 +15,14 @@ export interface VaultCommonOptions {
   /** Do not reserve space before writing blocks (gocryptfs -noprealloc; see prealloc.ts). */
   noPrealloc?: boolean;
   /**
+   * Another program (a second mount, another machine) changes the cipher
+   * directory at the same time (gocryptfs -sharedstorage): no directory is
+   * remembered between calls, each call walks its path again, so a directory
+   * removed or made again elsewhere is never reached through its old
+   * descriptor or IV. Without it they are kept for a second.
+   */
+  sharedStorage?: boolean;
+  /**
    * Glob patterns (gocryptfs -badname): entries whose names do not decrypt
    * but match one are listed, as the part that decrypts plus the rest and
    * " GOCRYPTFS_BAD_NAME", instead of being hidden.

@@ -34,7 +34,7 @@ import {
   type VaultInitOptions,
   type VaultOpenOptions,
 } from './options.js';
-import { CipherTree, openCipherRoot } from './backing/index.js';
+import { CipherTree, DIR_LIFETIME_MS, openCipherRoot } from './backing/index.js';
 import { BufferPool } from './buffer-pool.js';
 import { Preallocator } from './prealloc.js';
 import { describeStore } from './backing/store.js';
@@ -106,7 +106,7 @@ export class Vault {
   private static async make(cipherdir: string, format: FormatOptions, config: ConfFile | null, masterKey: Uint8Array, opts: VaultCommonOptions): Promise<Vault> {
     const ciphers = deriveCiphers(masterKey, format, opts.backend ?? 'node');
     const badname = (opts.badname ?? []).map(compileGlob);
-    const tree = await CipherTree.open(cipherdir, atCalls(), format, ciphers.names, opts.logger ?? stderrLogger, badname);
+    const tree = await CipherTree.open(cipherdir, atCalls(), format, ciphers.names, opts.logger ?? stderrLogger, badname, opts.sharedStorage ? 0 : DIR_LIFETIME_MS);
     return new Vault(cipherdir, format, config, masterKey, ciphers, tree, opts);
   }
 

@@ -22,7 +22,7 @@ import { BADNAME_SUFFIX, badNameCandidates, readDirIV, ZERO_IV, type NameCodec, 
 import { fsError, hasCode } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
 import { AT_FDCWD, type AtCalls } from '../../util/sys-at.js';
-import { DirCache, DirSlot, type CipherName } from './dir-cache.js';
+import { DIR_LIFETIME_MS, DirCache, DirSlot, type CipherName } from './dir-cache.js';
 
 /** One entry's place in the cipher tree; `dir` is held until release(). */
 export interface Located extends CipherName {
@@ -88,18 +88,19 @@ export class CipherTree {
     private readonly log?: Logger,
     /** -badname patterns: names that do not decrypt but match one are shown (see names/badname.ts). */
     readonly badname: readonly RegExp[] = [],
-    private readonly ttlMs = 1000,
+    private readonly ttlMs = DIR_LIFETIME_MS,
   ) {
     this.cache = new DirCache(at, ttlMs);
     this.root = new DirSlot(rootPath, rootFd, rootIv, Date.now() + ttlMs, at, true);
   }
 
   /** Opens the cipher directory `rootPath` (following symlinks in that path, which is the user's) and reads its IV. */
-  static async open(rootPath: string, at: AtCalls, format: FormatOptions, codec: NameCodec | null, log?: Logger, badname: readonly RegExp[] = []): Promise<CipherTree> {
+  /** `ttlMs`: how long a directory's descriptor and IV are kept (0: walked again by every call, for -sharedstorage). */
+  static async open(rootPath: string, at: AtCalls, format: FormatOptions, codec: NameCodec | null, log?: Logger, badname: readonly RegExp[] = [], ttlMs = DIR_LIFETIME_MS): Promise<CipherTree> {
     const fd = await openCipherRoot(at, rootPath);
     try {
       const iv = format.dirIV ? await readDirIV(at, fd, rootPath) : ZERO_IV;
-      return new CipherTree(rootPath, fd, iv, at, format, codec, log, badname);
+      return new CipherTree(rootPath, fd, iv, at, format, codec, log, badname, ttlMs);
     } catch (err) {
       await at.close(fd).catch(() => undefined);
       throw err;

@@ -10,7 +10,7 @@
  * renamed. The Vault does that only in rmdir and rename and then calls
  * `forgetTree`; a change made by another program (a second mount, gocryptfs
  * on the same directory) is bounded by a one-second lifetime, as in
- * gocryptfs's DirIV cache. A stale slot cannot reach outside the cipher
+ * gocryptfs's DirIV cache, and by none with -sharedstorage (lifetime 0). A stale slot cannot reach outside the cipher
  * directory: its descriptor still holds the directory it was opened on,
  * wherever that has moved, and names sealed with an old IV do not exist
  * under a new one, so the worst case is ENOENT until the slot expires.
@@ -21,6 +21,9 @@
  * entries; past either, everything not in use is dropped.
  */
 import type { AtCalls } from '../../util/sys-at.js';
+
+/** How long a directory's descriptor and IV are kept, in ms (0 with -sharedstorage: see VaultCommonOptions). */
+export const DIR_LIFETIME_MS = 1000;
 
 /** Where one plaintext name lives in its cipher directory. */
 export interface CipherName {
@@ -85,7 +88,7 @@ export class DirCache {
 
   constructor(
     private readonly at: AtCalls,
-    private readonly ttlMs = 1000,
+    private readonly ttlMs = DIR_LIFETIME_MS,
     private readonly maxDirs = 1024,
     /** Entries kept in all slots together (about 0.5 KB each). */
     private readonly maxNames = 16384,

@@ -1,2 +1,2 @@
 export { CipherTree, openCipherRoot, type Located } from './cipher-tree.js';
-export { DirSlot, type CipherName } from './dir-cache.js';
+export { DIR_LIFETIME_MS, DirSlot, type CipherName } from './dir-cache.js';
