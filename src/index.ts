@@ -23,3 +23,4 @@ export type { CipherName, BackendName } from './crypto/aead.js';
 export type { FormatOptions } from './config/format.js';
 export type { Logger } from './util/logger.js';
 export type { CodedError } from './util/errors.js';
+export type { BackingStore } from './vault/index.js';

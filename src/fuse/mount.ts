@@ -2,7 +2,7 @@
  * Mounting a Vault with fuse-native: the mount options gocryptfs uses,
  * and an unmount that always leaves nothing behind.
  */
-import type { Vault } from '../vault/index.js';
+import { directoryTimesFollowChanges, storeLabel, type Vault } from '../vault/index.js';
 import type { ReverseView } from '../reverse/index.js';
 import type { Logger } from '../util/logger.js';
 import { DIRECT_IO } from '../util/fs-ops.js';
@@ -61,6 +61,13 @@ export interface MountOptions {
    * file's header under us and every read should take the JS path.
    */
   nativeReads?: boolean;
+  /**
+   * Let the kernel keep a directory's listing while the cipher directory's
+   * attributes are as they were (default true). Off where the store does not
+   * change a directory's ctime for every change in it (FUSE and network
+   * stores: see directoryTimesFollowChanges).
+   */
+  keptListings?: boolean;
 }
 
 export interface Mounted {
@@ -115,7 +122,12 @@ export function fuseOptionList(o: MountOptions): string[] {
 export async function mountVault(vault: Vault, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
   const reads = (o.nativeReads ?? true) ? createNativeReads(vault, { attrs: !o.forceOwner && !o.readOnly, writes: !o.readOnly, unlinks: !o.readOnly, lookups: !o.forceOwner, opens: !o.forceOwner }) : null;
   const operations = makeOperations(vault, { suid: o.suid ?? false, reads, ...(o.forceOwner && { forceOwner: o.forceOwner }) }, log);
-  return mountOperations(operations, mountpoint, o, vault.cipherdir, reads?.hook);
+  let opts = o;
+  if ((o.keptListings ?? true) && !directoryTimesFollowChanges(vault.store)) {
+    log.info?.(`${storeLabel(vault.store)} may not change a directory's times for every change in it: listings are read from it each time`);
+    opts = { ...o, keptListings: false };
+  }
+  return mountOperations(operations, mountpoint, opts, vault.cipherdir, reads?.hook);
 }
 
 /** Mounts a reverse view (-reverse): always read-only, type fuse.tscryptfs-reverse. */
@@ -160,7 +172,7 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // (checked at each opendir by the read hook's walk, for a second after
     // the listing; this mount's own changes drop it in the kernel). Not with
     // -sharedstorage; TSCRYPTFS_KEPT_LISTINGS=0 turns it off, for measurements.
-    keptListings: (o.attrCache ?? true) && readHook !== undefined && process.env.TSCRYPTFS_KEPT_LISTINGS !== '0',
+    keptListings: (o.attrCache ?? true) && (o.keptListings ?? true) && readHook !== undefined && process.env.TSCRYPTFS_KEPT_LISTINGS !== '0',
     // The kernel lists again from memory only a listing it read to the end;
     // rm -r reads one getdents of a directory (is it empty?), then opens it
     // again and reads it all. The binding keeps a copy of each listing it

@@ -2,3 +2,4 @@ export { Vault, formatFromInitOptions, LISTED_ATTRS, LISTED_NO_XATTRS, type Owne
 export { VaultFile } from './vault-file.js';
 export type { FenceSlots, FileKey } from './write-fences.js';
 export * from './options.js';
+export { directoryTimesFollowChanges, storeLabel, type BackingStore } from './backing/store.js';

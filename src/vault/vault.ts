@@ -37,7 +37,7 @@ import {
 import { CipherTree, DIR_LIFETIME_MS, openCipherRoot } from './backing/index.js';
 import { BufferPool } from './buffer-pool.js';
 import { Preallocator } from './prealloc.js';
-import { describeStore } from './backing/store.js';
+import { describeStore, type BackingStore } from './backing/store.js';
 import type { VaultFile } from './vault-file.js';
 import { decryptPathAt, encryptPathAt } from './ctlsock-paths.js';
 import type { Owner, VaultCore } from './vault-core.js';
@@ -63,6 +63,8 @@ export class Vault {
   /** The loaded config; null when opened with a master key. */
   readonly config: ConfFile | null;
   readonly readOnly: boolean;
+  /** The filesystem that holds the cipher directory (type, source, mount point), as found at open. */
+  readonly store: BackingStore;
   private readonly core: VaultCore;
   private readonly ciphers: VaultCiphers;
   private readonly backend: BackendName;
@@ -83,6 +85,7 @@ export class Vault {
     this.tree = tree;
     this.files = new FileStateTable();
     this.openHandles = new Set<VaultFile>();
+    this.store = describeStore(cipherdir);
     const log = opts.logger ?? stderrLogger;
     this.core = {
       tree,
@@ -93,7 +96,7 @@ export class Vault {
       readOnly: this.readOnly,
       files: this.files,
       openHandles: this.openHandles,
-      prealloc: new Preallocator(!(opts.noPrealloc ?? false), log, describeStore(cipherdir)),
+      prealloc: new Preallocator(!(opts.noPrealloc ?? false), log, this.store),
       // Ciphertext buffers, sized for the largest FUSE read or write (128 KiB, unaligned: 33 blocks).
       cipherBuffers: new BufferPool(33 * ciphers.content.layout.cipherBlockSize),
       // Decrypted short names of listings, by directory IV (never stale: see NameMemo).

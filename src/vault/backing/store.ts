@@ -67,6 +67,20 @@ export function describeStore(dir: string): BackingStore {
   return { magic, type: m?.type ?? '', source: m?.source ?? '', mountPoint: m?.mountPoint ?? '' };
 }
 
+/**
+ * Local kernel filesystems: each gives a directory a new ctime for every
+ * entry made, renamed or removed in it, which the kept-listing check of a
+ * mount relies on (src/vault/listing-state.ts). FUSE and network stores
+ * need not: rclone leaves a directory's times as they are when a file is
+ * added, and sshfs and NFS clients show cached times.
+ */
+const DIRECTORY_TIMES_KEPT = new Set(['ext2', 'ext3', 'ext4', 'xfs', 'btrfs', 'tmpfs', 'ramfs', 'f2fs', 'zfs', 'bcachefs', 'jfs', 'nilfs2', 'reiserfs', 'overlay', 'exfat', 'vfat', 'msdos', 'hfsplus', 'ntfs3']);
+
+/** Whether every change in a directory of this store changes the directory's ctime. */
+export function directoryTimesFollowChanges(s: BackingStore): boolean {
+  return DIRECTORY_TIMES_KEPT.has(s.type);
+}
+
 /** "fuse.sshfs root@host:/vault on /mnt/remote", for a log line. */
 export function storeLabel(s: BackingStore): string {
   if (s.type === '') return s.magic === null ? 'unknown filesystem' : `filesystem 0x${s.magic.toString(16)}`;
