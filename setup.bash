@@ -13,11 +13,19 @@ cd "$(dirname "$0")"
 # gocryptfs-xray) is the reference the tests compare against; attr, rsync,
 # sqlite3, git and python3 are programs the mount tests run inside a mount;
 # man-db renders the man pages, and systemd's systemd-analyze checks the
-# example unit, in their tests (systemd need not be running).
-APT_PACKAGES=(libfuse2 fuse3 patch gocryptfs attr rsync sqlite3 git python3 man-db systemd)
+# example unit, in their tests (systemd need not be running). The
+# backing-store matrix (test/mount/backing-stores.test.ts) makes its own
+# stores: xfs and btrfs images (xfsprogs, btrfs-progs; ext4's mkfs is
+# e2fsprogs, always there), an OpenSSH server on 127.0.0.1 with sshfs
+# (openssh-server, openssh-client, sshfs), an rclone mount (rclone), and
+# exFAT through exfat-fuse (exfatprogs, exfat-fuse); the durability test
+# traces the daemon with strace.
+APT_PACKAGES=(libfuse2 fuse3 patch gocryptfs attr rsync sqlite3 git python3 man-db systemd
+  xfsprogs btrfs-progs openssh-server openssh-client sshfs rclone exfatprogs exfat-fuse strace)
 
 need_apt=0
-for cmd in gocryptfs gocryptfs-xray fusermount3 getfattr patch rsync sqlite3 git python3 man systemd-analyze; do
+for cmd in gocryptfs gocryptfs-xray fusermount3 getfattr patch rsync sqlite3 git python3 man systemd-analyze \
+  mkfs.xfs mkfs.btrfs /usr/sbin/sshd ssh-keygen sshfs rclone mkfs.exfat mount.exfat-fuse strace; do
   command -v "$cmd" >/dev/null 2>&1 || need_apt=1
 done
 [ -e /usr/lib/x86_64-linux-gnu/libfuse.so.2 ] || [ -e /lib/x86_64-linux-gnu/libfuse.so.2 ] || ldconfig -p 2>/dev/null | grep -q 'libfuse.so.2 ' || need_apt=1
