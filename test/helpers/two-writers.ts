@@ -31,6 +31,8 @@ export interface TwoWriterOptions {
   /** ...or after this long, whichever comes first. */
   maxMs: number;
   seed: number;
+  /** Make hard links (default true; not on a store whose names of one file are not one file to its clients). */
+  links?: boolean;
 }
 
 export interface TwoWriterResult {
@@ -64,6 +66,7 @@ class Worker {
     private readonly rng: Rng,
     private readonly mounts: [string, string],
     private readonly byKind: Record<string, number>,
+    private readonly links: boolean,
   ) {}
 
   private newName(): string {
@@ -151,13 +154,14 @@ class Worker {
         await fsp.rename(p(name), join(m, dir, to));
         this.files.delete(name);
         this.files.set(to, { dir, group: f.group });
-      } else if (r < 67) {
+      } else if (r < 67 && this.links) {
         kind = 'link';
         const dir = SHARED_DIRS[this.rng.int(SHARED_DIRS.length)]!;
         const to = this.newName();
         await fsp.link(p(name), join(m, dir, to));
         this.files.set(to, { dir, group: f.group });
       } else if (r < 75) {
+        // (without links, their share goes to unlink)
         kind = 'unlink';
         await fsp.unlink(p(name));
         this.files.delete(name);
@@ -186,7 +190,7 @@ export async function twoWriters(o: TwoWriterOptions): Promise<TwoWriterResult> 
   const start = Date.now();
   for (const d of SHARED_DIRS.slice(1)) await fsp.mkdir(join(o.mounts[0], d), { recursive: true });
   const byKind: Record<string, number> = {};
-  const workers = Array.from({ length: o.workers }, (_, i) => new Worker(i, new Rng(o.seed * 100 + i), i % 2 === 0 ? o.mounts : [o.mounts[1], o.mounts[0]], byKind));
+  const workers = Array.from({ length: o.workers }, (_, i) => new Worker(i, new Rng(o.seed * 100 + i), i % 2 === 0 ? o.mounts : [o.mounts[1], o.mounts[0]], byKind, o.links ?? true));
   await Promise.all(
     workers.map(async (w) => {
       while (w.ops < o.opsPerWorker && Date.now() - start < o.maxMs) await w.step();
