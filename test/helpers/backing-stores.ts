@@ -15,10 +15,11 @@
  * for the stores still set up then.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { daemonPids, describeRun, FUSERMOUNT, isAlive, isMounted, mountEntries, run, sleep, waitFor } from './mount.js';
+import { executable } from './requirements.js';
 
 export const STORE_KINDS = ['ext4', 'xfs', 'btrfs', 'sshfs', 'rclone', 'exfat'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
@@ -42,15 +43,6 @@ const TOOLS: Record<StoreKind, [program: string, pkg: string][]> = {
   rclone: [['rclone', 'rclone']],
   exfat: [['mkfs.exfat', 'exfatprogs'], ['mount.exfat-fuse', 'exfat-fuse'], ['losetup', 'mount']],
 };
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Where a program is, in the system directories (not PATH: a test must not pick up a user's copy). */
 function tool(name: string): string | null {

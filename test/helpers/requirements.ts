@@ -35,7 +35,8 @@ export const GOCRYPTFS_BIN = '/usr/bin/gocryptfs';
 export const GOCRYPTFS_XRAY_BIN = '/usr/bin/gocryptfs-xray';
 export const PYTHON3_BIN = '/usr/bin/python3';
 
-function executable(path: string): boolean {
+/** Whether `path` is a file this process may run. */
+export function executable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;
