@@ -128,9 +128,10 @@ const STORE_LIMITS: { store: StoreKind; step: Step; bare?: string; through?: str
   {
     store: 'rclone',
     step: 'fsx',
-    through: AS_GOCRYPTFS,
+    judged: false,
     reason:
-      'rclone VFS: a name whose file was unlinked while awaiting write-back cannot hold files of a new directory of that name (EIO), and both encrypted mounts write gocryptfs.diriv into every new directory',
+      'rclone VFS: a name whose file was unlinked while awaiting write-back cannot hold files of a new directory of that name (EIO), and both encrypted mounts write gocryptfs.diriv into every new directory; ' +
+      'and rclone gives a file a new inode number when it is renamed, so a tscryptfs file renamed while open and then unlinked shows as .fuse_hidden* until closed (src/fuse/hidden-files.ts finds open handles by inode): which of the two the tester meets first depends on timing',
   },
   { store: 'exfat', step: 'hard link', bare: 'EPERM', reason: 'exFAT has no hard links' },
   { store: 'exfat', step: 'symlink', bare: 'ENOSYS', reason: 'exFAT has no symlinks; exfat-fuse has no symlink operation' },
