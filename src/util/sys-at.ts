@@ -44,6 +44,8 @@ export const AT_FDCWD = -100;
 export const AT_REMOVEDIR = 0x200;
 export const RENAME_NOREPLACE = 1;
 export const RENAME_EXCHANGE = 2;
+/** renameat2(2): leave a whiteout (a 0:0 character device, for overlayfs) where the source was. */
+export const RENAME_WHITEOUT = 4;
 export const XATTR_CREATE = 1;
 export const XATTR_REPLACE = 2;
 /** open(2)'s O_PATH: a descriptor that only names an inode (Linux). */

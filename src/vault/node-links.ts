@@ -6,7 +6,7 @@
 import { BlockError } from '../content/index.js';
 import { b64Decode, b64Encode, deleteLongName, DIRIV_NAME } from '../names/index.js';
 import { fsError, hasCode } from '../util/errors.js';
-import { RENAME_EXCHANGE, RENAME_NOREPLACE } from '../util/sys-at.js';
+import { RENAME_EXCHANGE, RENAME_NOREPLACE, RENAME_WHITEOUT } from '../util/sys-at.js';
 import type { Located } from './backing/index.js';
 import { rmdirEntry } from './node-dir-ops.js';
 import { assertWritable, atEntry, atNode, credentialOf, plainError, withLongName, type Owner, type VaultCore } from './vault-core.js';
@@ -26,10 +26,18 @@ export async function unlink(core: VaultCore, path: string): Promise<void> {
 /** How rename treats an existing target: replace it (rename(2)), refuse (EEXIST), or swap the two. */
 export type RenameMode = 'replace' | 'noreplace' | 'exchange';
 
-/** Renames a file or directory, as rename(2) or renameat2(2) with `mode`. */
-export async function rename(core: VaultCore, from: string, to: string, mode: RenameMode = 'replace'): Promise<void> {
+/**
+ * Renames a file or directory, as rename(2), or renameat2(2) with `mode`
+ * or with its flags as a number (RENAME_NOREPLACE 1, RENAME_EXCHANGE 2,
+ * RENAME_WHITEOUT 4). The flags go to the backing store's renameat2 as they
+ * are, so the check or the swap is atomic there; a store that refuses one
+ * gives its error (EINVAL), never an imitation. A whiteout is made by the
+ * daemon (root) and then given to `owner`, as the kernel gives one to its
+ * caller on a local filesystem.
+ */
+export async function rename(core: VaultCore, from: string, to: string, mode: RenameMode | number = 'replace', owner?: Owner): Promise<void> {
   assertWritable(core, 'rename', from);
-  const flags = mode === 'noreplace' ? RENAME_NOREPLACE : mode === 'exchange' ? RENAME_EXCHANGE : 0;
+  const flags = typeof mode === 'number' ? mode : mode === 'noreplace' ? RENAME_NOREPLACE : mode === 'exchange' ? RENAME_EXCHANGE : 0;
   await atEntry(core, from, 'rename', (src) =>
     atEntry(core, to, 'rename', async (dst) => {
       if (src.logPath === dst.logPath) return;
@@ -47,10 +55,14 @@ export async function rename(core: VaultCore, from: string, to: string, mode: Re
       } catch (err) {
         throw plainError(err, 'rename', from);
       }
-      // After an exchange both names still exist, each with its own .name file.
-      if (src.long && flags !== RENAME_EXCHANGE) await deleteLongName(core.at, src.dir.fd, src.diskName);
+      // After an exchange both names still exist, and a whiteout takes the source's name: each keeps its .name file.
+      if (src.long && (flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) === 0) await deleteLongName(core.at, src.dir.fd, src.diskName);
       core.tree.forgetTree(src.logPath);
       core.tree.forgetTree(dst.logPath);
+      const cred = (flags & RENAME_WHITEOUT) !== 0 ? credentialOf(owner) : undefined;
+      if (cred !== undefined && (cred.uid !== 0 || cred.gid !== 0)) {
+        await core.at.fchownat(src.dir.fd, src.diskName, cred.uid, cred.gid).catch((err: Error) => core.log.warn(`${src.logPath}: whiteout made, but not given to uid ${cred.uid}: ${err.message}`));
+      }
     }),
   );
 }

@@ -411,10 +411,12 @@ export class Vault {
   /**
    * Renames a file or directory, replacing the target as rename(2) does;
    * 'noreplace' and 'exchange' as renameat2(2)'s RENAME_NOREPLACE and
-   * RENAME_EXCHANGE.
+   * RENAME_EXCHANGE, or renameat2's flags as a number (RENAME_WHITEOUT 4
+   * too), passed to the backing store's renameat2 as they are. `owner`:
+   * whose a whiteout is (as for creations; honoured when running as root).
    */
-  async rename(from: string, to: string, mode: links.RenameMode = 'replace'): Promise<void> {
-    return links.rename(this.core, from, to, mode);
+  async rename(from: string, to: string, mode: links.RenameMode | number = 'replace', owner?: Owner): Promise<void> {
+    return links.rename(this.core, from, to, mode, owner);
   }
 
   async link(existing: string, newPath: string): Promise<void> {
