@@ -23,6 +23,7 @@ import { ownerOf, type FuseCaller } from './caller.js';
 import { HiddenFiles, isHiddenPath } from './hidden-files.js';
 import type { NativeReads } from './native-reads.js';
 import { batchBinding } from '../crypto/native-batch.js';
+import { RENAME_WHITEOUT } from '../util/sys-at.js';
 import { withDots, withDotsPacked } from './dot-entries.js';
 
 export interface OperationOptions {
@@ -288,9 +289,14 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       answer('unlink', path, cb, async () => (hidden.has(path) ? hidden.forget(path) : vault.unlink(path)));
     },
 
-    rename(from: string, to: string, cb: FuseCallback): void {
+    /**
+     * `flags`: renameat2(2)'s (0 for rename(2)); the binding refuses to hide
+     * an open target under RENAME_NOREPLACE. A whiteout belongs to the caller.
+     */
+    rename(from: string, to: string, flags: number, caller: FuseCaller, cb: FuseCallback): void {
       answer('rename', from, cb, async () => {
         if (isHiddenPath(to)) return hidden.hide(from, to);
+        if (flags !== 0) return vault.rename(from, to, flags, (flags & RENAME_WHITEOUT) !== 0 ? ownerOf(caller) : undefined);
         return (await hidden.renamesOntoItself(from, to)) ? vault.link(from, to) : vault.rename(from, to);
       });
     },
