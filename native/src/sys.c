@@ -8,6 +8,12 @@
  *                                            lstat as 22 words, then the size of
  *                                            its extended attribute name list
  *                                            (llistxattr, 0: none) or -errno
+ *   lock(fd, set, type, start, len, out) -> 0 or -errno: an open file
+ *                                            description lock (F_OFD_SETLK
+ *                                            when set, else F_OFD_GETLK, whose
+ *                                            answer goes to out[0..3]: type,
+ *                                            start, length, pid); never waits
+ *   flock(fd, op)                        -> 0 or -errno (flock(2))
  *   returnMemory()                       -> undefined: V8's and malloc's free
  *                                            memory back to the system
  *                                            (sys_memory.cc)
@@ -30,6 +36,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include "stat_words.h"
@@ -131,6 +138,59 @@ static napi_value sys_stat_listing(napi_env env, napi_callback_info info)
     return result;
 }
 
+/* Locks a mount takes on the cipher file for its callers (the caller waits and retries). */
+static napi_value sys_lock(napi_env env, napi_callback_info info)
+{
+    size_t argc = 6;
+    napi_value argv[6];
+    int32_t fd, set, type;
+    double start, len;
+    double *out = NULL;
+    size_t out_len = 0;
+    napi_typedarray_type kind;
+    napi_value ab, result;
+    size_t off;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 6 ||
+        napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_int32(env, argv[1], &set) != napi_ok ||
+        napi_get_value_int32(env, argv[2], &type) != napi_ok || napi_get_value_double(env, argv[3], &start) != napi_ok ||
+        napi_get_value_double(env, argv[4], &len) != napi_ok ||
+        napi_get_typedarray_info(env, argv[5], &kind, &out_len, (void **)&out, &ab, &off) != napi_ok ||
+        kind != napi_float64_array || out_len < 4 || start < 0 || len < 0 || start > 9007199254740992.0 || len > 9007199254740992.0 ||
+        (type != F_RDLCK && type != F_WRLCK && type != F_UNLCK)) {
+        napi_throw_type_error(env, "EINVAL", "lock(fd, set, type, start >= 0, len >= 0, Float64Array(4))");
+        return NULL;
+    }
+    struct flock fl;
+    memset(&fl, 0, sizeof(fl));
+    fl.l_type = (short)type;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = (off_t)start;
+    fl.l_len = (off_t)len;
+    int rc = fcntl(fd, set ? F_OFD_SETLK : F_OFD_GETLK, &fl);
+    if (rc == 0 && !set) {
+        out[0] = fl.l_type;
+        out[1] = (double)fl.l_start;
+        out[2] = (double)fl.l_len;
+        out[3] = fl.l_pid;
+    }
+    napi_create_int32(env, rc == 0 ? 0 : -errno, &result);
+    return result;
+}
+
+static napi_value sys_flock(napi_env env, napi_callback_info info)
+{
+    size_t argc = 2;
+    napi_value argv[2], result;
+    int32_t fd, op;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 2 ||
+        napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_int32(env, argv[1], &op) != napi_ok) {
+        napi_throw_type_error(env, "EINVAL", "flock(fd, op)");
+        return NULL;
+    }
+    napi_create_int32(env, flock(fd, op) == 0 ? 0 : -errno, &result);
+    return result;
+}
+
 static napi_value init(napi_env env, napi_value exports)
 {
     napi_value fn;
@@ -140,6 +200,10 @@ static napi_value init(napi_env env, napi_value exports)
     napi_set_named_property(env, exports, "seekData", fn);
     napi_create_function(env, "statListing", NAPI_AUTO_LENGTH, sys_stat_listing, NULL, &fn);
     napi_set_named_property(env, exports, "statListing", fn);
+    napi_create_function(env, "lock", NAPI_AUTO_LENGTH, sys_lock, NULL, &fn);
+    napi_set_named_property(env, exports, "lock", fn);
+    napi_create_function(env, "flock", NAPI_AUTO_LENGTH, sys_flock, NULL, &fn);
+    napi_set_named_property(env, exports, "flock", fn);
     napi_create_function(env, "returnMemory", NAPI_AUTO_LENGTH, sys_return_memory, NULL, &fn);
     napi_set_named_property(env, exports, "returnMemory", fn);
     sys_at_register(env, exports);

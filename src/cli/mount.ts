@@ -183,6 +183,7 @@ function mountOptions(ctx: CliContext): MountOptions {
     attrCache: !bool(a, 'sharedstorage'),
     negativeTimeout: !bool(a, 'sharedstorage'),
     nativeReads: !bool(a, 'sharedstorage'),
+    backingLocks: bool(a, 'sharedstorage'),
     dev: bool(a, 'dev') && !bool(a, 'nodev'),
     suid: bool(a, 'suid') && !bool(a, 'nosuid'),
     exec: !bool(a, 'noexec'),

@@ -68,6 +68,8 @@ export interface MountOptions {
    * stores: see directoryTimesFollowChanges).
    */
   keptListings?: boolean;
+  /** flock and POSIX locks taken on the cipher files, where another mount sees them (-sharedstorage; see OperationOptions). */
+  backingLocks?: boolean;
 }
 
 export interface Mounted {
@@ -121,7 +123,7 @@ export function fuseOptionList(o: MountOptions): string[] {
 
 export async function mountVault(vault: Vault, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
   const reads = (o.nativeReads ?? true) ? createNativeReads(vault, { attrs: !o.forceOwner && !o.readOnly, writes: !o.readOnly, unlinks: !o.readOnly, lookups: !o.forceOwner, opens: !o.forceOwner }) : null;
-  const operations = makeOperations(vault, { suid: o.suid ?? false, reads, ...(o.forceOwner && { forceOwner: o.forceOwner }) }, log);
+  const operations = makeOperations(vault, { suid: o.suid ?? false, reads, backingLocks: o.backingLocks ?? false, ...(o.forceOwner && { forceOwner: o.forceOwner }) }, log);
   let opts = o;
   if ((o.keptListings ?? true) && !directoryTimesFollowChanges(vault.store)) {
     log.info?.(`${storeLabel(vault.store)} may not change a directory's times for every change in it: listings are read from it each time`);

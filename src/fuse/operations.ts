@@ -33,6 +33,13 @@ export interface OperationOptions {
   reads?: NativeReads | null;
   /** -force_owner: every entry is shown as owned by this uid and gid. */
   forceOwner?: { uid: number; gid: number };
+  /**
+   * Take flock(2) and POSIX record locks on the cipher files (for
+   * -sharedstorage: another mount then sees them), instead of leaving them
+   * to the kernel, which keeps them per mount. It costs a request per close
+   * (the kernel's FLUSH, which releases a process's locks).
+   */
+  backingLocks?: boolean;
 }
 
 const XATTR_CREATE = 1;
@@ -361,6 +368,18 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       answer('removexattr', path, cb, () => vault.removexattr(path, name));
     },
   };
+
+  /** With backingLocks: locks on the cipher files (VaultFile.recordLock, flock); the binding waits for them (F_SETLKW, blocking flock). */
+  const lockOps = {
+    lock(path: string, fh: number, set: number, lock: { type: number; start: number; len: number }, owner: string, cb: FuseCallback): void {
+      answer('lock', path, cb, async () => (await handle(fh, path)).recordLock(owner, set !== 0, lock), (found) => [found]);
+    },
+
+    flock(path: string, fh: number, op: number, cb: FuseCallback): void {
+      answer('flock', path, cb, async () => (await handle(fh, path)).flock(op));
+    },
+  };
+  if (opts.backingLocks) Object.assign(ops, lockOps);
 
   /** What the native read path answered: reads, chmod, chown and utimens of open files, writes, unlinks, lookups and opens (each once there are any). */
   const nativeCalls = (r: NativeReads): Record<string, number> => {

@@ -13,6 +13,8 @@ interface SysBinding {
   fallocate(fd: number, mode: number, offset: number, length: number): number;
   seekData(fd: number, offset: number): number;
   statListing(dir: string, names: string[]): ArrayBuffer;
+  lock(fd: number, set: number, type: number, start: number, len: number, out: Float64Array): number;
+  flock(fd: number, op: number): number;
   returnMemory(): void;
 }
 
@@ -37,6 +39,37 @@ export function fallocate(fd: number, mode: number, offset: number, length: numb
   const b = binding();
   if (!b) return 'unavailable';
   const rc = b.fallocate(fd, mode, offset, length);
+  return rc === 0 ? 'ok' : errnoName(rc);
+}
+
+/** A record lock as fcntl(2) describes one: F_RDLCK 0, F_WRLCK 1, F_UNLCK 2; length 0 reaches to the end of the file. */
+export interface RecordLock {
+  type: number;
+  start: number;
+  len: number;
+  pid: number;
+}
+
+/**
+ * An open file description lock on `fd` (F_OFD_SETLK with `set`, else
+ * F_OFD_GETLK, which gives the lock that conflicts, type F_UNLCK for none).
+ * Never waits: 'EAGAIN' when another holder conflicts. Throws ENOSYS
+ * without the addon.
+ */
+export function ofdLock(fd: number, set: boolean, lock: Omit<RecordLock, 'pid'>): RecordLock | 'ok' | string {
+  const b = binding();
+  if (!b) return 'ENOSYS';
+  const out = new Float64Array(4);
+  const rc = b.lock(fd, set ? 1 : 0, lock.type, lock.start, lock.len, out);
+  if (rc !== 0) return errnoName(rc);
+  return set ? 'ok' : { type: out[0]!, start: out[1]!, len: out[2]!, pid: out[3]! };
+}
+
+/** flock(2) of `fd` ('ok' or the errno code; 'ENOSYS' without the addon). */
+export function flockFd(fd: number, op: number): string {
+  const b = binding();
+  if (!b) return 'ENOSYS';
+  const rc = b.flock(fd, op);
   return rc === 0 ? 'ok' : errnoName(rc);
 }
 

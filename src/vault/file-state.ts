@@ -8,6 +8,7 @@
  * lives while at least one handle is open; the cached file ID is dropped
  * whenever the file is truncated to zero (the next write makes a new header).
  */
+import { closeSync } from 'node:fs';
 import { RwLock } from './rwlock.js';
 import type { FileKey, WriteFences } from './write-fences.js';
 
@@ -16,6 +17,12 @@ export class FileState {
   /** The header's file ID, once read or written; null when unknown. */
   fileId: Buffer | null = null;
   refs = 0;
+  /**
+   * Record lock owner → the open file description of the cipher file its
+   * locks are taken on, and the handle they last came through (see
+   * VaultFile.recordLock).
+   */
+  readonly lockOwners = new Map<string, { fd: number; via: object }>();
 
   /** This file's write fence slot; -1 for none. */
   readonly fence: number;
@@ -61,6 +68,9 @@ export class FileState {
   /** @internal The table calls this when the last handle is gone. */
   dispose(): void {
     this.fences?.release(this.fence, this.file);
+    // The last handle is closed: every owner's locks go with their descriptions, as at a process's last close.
+    for (const { fd } of this.lockOwners.values()) closeSync(fd);
+    this.lockOwners.clear();
   }
 }
 

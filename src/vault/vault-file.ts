@@ -3,7 +3,8 @@
  * the cipher file, with the file's shared lock (Documentation/format.md §6.3–§6.4).
  */
 import type { BigIntStats, Stats } from 'node:fs';
-import { constants as C } from 'node:fs';
+import { closeSync, constants as C, openSync } from 'node:fs';
+import { flockFd, ofdLock, type RecordLock } from '../util/native-sys.js';
 import { fsError } from '../util/errors.js';
 import { closeFd, fchmod, fchown, fdatasync, fstat, fstatBig, fsync } from '../util/fd-io.js';
 import type { AtCalls, TimeArg } from '../util/sys-at.js';
@@ -16,6 +17,20 @@ export interface FileAttrAccess {
   at: AtCalls;
   /** Throws when the vault takes no changes (closed; EROFS when read-only). */
   assertWritable(syscall: string, path: string): void;
+}
+
+/** fcntl(2)'s lock types. */
+export const F_RDLCK = 0;
+export const F_WRLCK = 1;
+export const F_UNLCK = 2;
+
+/** Another open file description of the file `fd` is open on, for reading and writing where allowed. */
+function reopen(fd: number): number {
+  try {
+    return openSync(`/proc/self/fd/${fd}`, C.O_RDWR);
+  } catch {
+    return openSync(`/proc/self/fd/${fd}`, C.O_RDONLY);
+  }
 }
 
 export class VaultFile {
@@ -176,9 +191,64 @@ export class VaultFile {
     await fdatasync(this.f.fd);
   }
 
+  /**
+   * A POSIX record lock (fcntl(2) F_SETLK, or F_GETLK without `set`) of
+   * lock owner `owner` (the kernel's name for one process's locks), taken
+   * on the cipher file itself, so that another mount of the cipher directory
+   * and programs locking the cipher file see it: as an open file
+   * description lock on a description of the cipher file that this owner
+   * alone uses (opened again through /proc/self/fd), so that one owner's
+   * locks merge and split as POSIX locks do and never conflict with each
+   * other. Offsets are the plaintext's, used on the cipher file as they are,
+   * the same on every mount. Never waits: EAGAIN when another holder
+   * conflicts. A get gives the conflicting lock (type F_UNLCK: none);
+   * unlocking the whole file closes the owner's description, and so does
+   * closing the handle the owner's locks last came through: a process's
+   * locks have gone with the close of any of its descriptors by then (the
+   * kernel's FLUSH unlocks them), so what is left is an open file
+   * description lock, which goes with its file. Needs the native addon
+   * (ENOSYS without it).
+   */
+  recordLock(owner: string, set: boolean, lock: { type: number; start: number; len: number }): RecordLock | null {
+    this.check(set ? 'fcntl(F_SETLK)' : 'fcntl(F_GETLK)', 'any');
+    const owners = this.f.state.lockOwners;
+    let entry = owners.get(owner);
+    if (entry === undefined) {
+      if (!set) {
+        const found = ofdLock(this.f.fd, false, lock);
+        if (typeof found === 'string') throw fsError(found, 'fcntl', this.path);
+        return found;
+      }
+      if (lock.type === F_UNLCK) return null;
+      entry = { fd: reopen(this.f.fd), via: this };
+      owners.set(owner, entry);
+    }
+    entry.via = this;
+    const fd = entry.fd;
+    const r = ofdLock(fd, set, lock);
+    if (typeof r === 'string' && r !== 'ok') throw fsError(r, 'fcntl', this.path);
+    if (set && lock.type === F_UNLCK && lock.start === 0 && lock.len === 0) {
+      owners.delete(owner);
+      closeSync(fd);
+    }
+    return typeof r === 'string' ? null : r;
+  }
+
+  /** flock(2) on this handle's own description of the cipher file (op: LOCK_SH, LOCK_EX or LOCK_UN, with LOCK_NB). */
+  flock(op: number): void {
+    this.check('flock', 'any');
+    const r = flockFd(this.f.fd, op);
+    if (r !== 'ok') throw fsError(r, 'flock', this.path);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const [owner, e] of this.f.state.lockOwners) {
+      if (e.via !== this) continue;
+      this.f.state.lockOwners.delete(owner);
+      closeSync(e.fd);
+    }
     this.onClose();
     await closeFd(this.f.fd);
   }
