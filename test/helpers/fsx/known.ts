@@ -12,9 +12,9 @@ import type { MountImpl } from '../mount.js';
 
 export const KNOWN = {
   /**
-   * fstat of an open directory after it was removed is ENOENT through any
-   * libfuse2/go-fuse path-based file system (gocryptfs 2.3 too): the
-   * kernel asks by path and there is none. The tester opens files only.
+   * fstat of an open directory after it was removed is ENOENT through
+   * gocryptfs 2.3 (tscryptfs answers it as ext4 does, see
+   * test/mount/removed-open.test.ts). The tester opens files only.
    */
   'open-directory': 'open of a directory (fstat after rmdir is ENOENT on FUSE, gocryptfs too)',
   /** gocryptfs 2.3 answers fsync/fdatasync on an open file that was unlinked with ENOENT (only checked with --impl gocryptfs). */
