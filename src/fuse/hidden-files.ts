@@ -71,8 +71,13 @@ export class HiddenFiles {
     return this.hidden.has(basename(path));
   }
 
-  /** libfuse's rename(from, hiddenPath): unlink `from`, keep serving it as `hiddenPath`. */
-  async hide(from: string, hiddenPath: string): Promise<void> {
+  /**
+   * libfuse's rename(from, hiddenPath): unlink `from`, keep serving it as
+   * `hiddenPath`. The open handles are those on the same inode, or, where
+   * the store numbers a renamed file anew (rclone), the one the binding
+   * names (`openFh`: a handle libfuse has open on the hidden node; -1 for none).
+   */
+  async hide(from: string, hiddenPath: string, openFh = -1): Promise<void> {
     const st = await this.vault.stat(from, { bigint: true });
     await this.takeOpen(from, st);
     const open: VaultFile[] = [];
@@ -80,6 +85,8 @@ export class HiddenFiles {
       const hs = await h.stat({ bigint: true }).catch(() => null);
       if (hs && hs.ino === st.ino && hs.dev === st.dev) open.push(h);
     }
+    const named = openFh >= 0 ? this.handles.get(openFh) : undefined;
+    if (open.length === 0 && named) open.push(named);
     if (open.length === 0) {
       // Nothing of ours is open on it after all: keep libfuse's own plan.
       await this.vault.rename(from, hiddenPath);

@@ -300,9 +300,9 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
      * `flags`: renameat2(2)'s (0 for rename(2)); the binding refuses to hide
      * an open target under RENAME_NOREPLACE. A whiteout belongs to the caller.
      */
-    rename(from: string, to: string, flags: number, caller: FuseCaller, cb: FuseCallback): void {
+    rename(from: string, to: string, flags: number, caller: FuseCaller & { hiddenFh?: number }, cb: FuseCallback): void {
       answer('rename', from, cb, async () => {
-        if (isHiddenPath(to)) return hidden.hide(from, to);
+        if (isHiddenPath(to)) return hidden.hide(from, to, caller.hiddenFh ?? -1);
         if (flags !== 0) return vault.rename(from, to, flags, (flags & RENAME_WHITEOUT) !== 0 ? ownerOf(caller) : undefined);
         return (await hidden.renamesOntoItself(from, to)) ? vault.link(from, to) : vault.rename(from, to);
       });
