@@ -70,6 +70,7 @@ const STEPS = [
   'remove',
   'relist',
   'unlink open',
+  'rename noreplace',
   'remount+reread',
   'other impl reads',
   'fsck',
@@ -106,6 +107,7 @@ const STORE_LIMITS: { store: StoreKind; step: Step; bare?: string; through?: str
     through: 'ok',
     reason: "sshfs's contain_symlinks (on by default in Debian) refuses to read a target with '..' (EPERM); an encrypted target has none",
   },
+  { store: 'sshfs', step: 'rename noreplace', bare: 'EEXIST then EINVAL', reason: 'sshfs (libfuse, protocol below 7.23 or no RENAME2) refuses renameat2 flags; the kernel answers EEXIST for an existing target before asking it' },
   { store: 'sshfs', step: 'xattr', bare: 'EOPNOTSUPP', reason: 'SFTP has no extended attributes' },
   {
     store: 'sshfs',
@@ -131,6 +133,7 @@ const STORE_LIMITS: { store: StoreKind; step: Step; bare?: string; through?: str
   { store: 'rclone', step: 'hard link', bare: 'EIO', reason: 'rclone mount has no hard links and answers link() with EIO' },
   { store: 'rclone', step: 'symlink', bare: 'EIO', reason: 'rclone mount without --links has no symlinks and answers symlink() with EIO' },
   { store: 'rclone', step: 'chmod', bare: 'no effect (file 0644, dir 0755)', reason: 'rclone mount accepts chmod and keeps its fixed --file-perms/--dir-perms' },
+  { store: 'rclone', step: 'rename noreplace', bare: 'EEXIST then EINVAL', reason: 'rclone mount does not take renameat2 flags (EINVAL); the kernel answers EEXIST for an existing target before asking it' },
   { store: 'rclone', step: 'xattr', bare: 'EIO', reason: 'rclone mount has no extended attributes and answers setxattr with EIO' },
   { store: 'rclone', step: 'fsck', through: FSCK_NO_XATTRS('EIO, EOPNOTSUPP'), reason: 'rclone mount answers listxattr with EOPNOTSUPP on directories and EIO on files' },
   {
@@ -144,6 +147,7 @@ const STORE_LIMITS: { store: StoreKind; step: Step; bare?: string; through?: str
   { store: 'exfat', step: 'hard link', bare: 'EPERM', reason: 'exFAT has no hard links' },
   { store: 'exfat', step: 'symlink', bare: 'ENOSYS', reason: 'exFAT has no symlinks; exfat-fuse has no symlink operation' },
   { store: 'exfat', step: 'chmod', bare: 'no effect (file 0777, dir 0777)', reason: 'exFAT has no permission bits; exfat-fuse accepts chmod and keeps 0777' },
+  { store: 'exfat', step: 'rename noreplace', bare: 'EEXIST then EINVAL', reason: 'exfat-fuse (libfuse2) refuses renameat2 flags; the kernel answers EEXIST for an existing target before asking it' },
   { store: 'exfat', step: 'xattr', bare: 'EOPNOTSUPP', reason: 'exFAT has no extended attributes' },
   {
     store: 'exfat',
@@ -532,6 +536,29 @@ const FS_STEPS: [Step, StepFn][] = [
       } finally {
         await h.close();
       }
+    },
+  ],
+  [
+    'rename noreplace',
+    // renameat2(RENAME_NOREPLACE) onto an existing name (EEXIST) and onto a new one: made with the flag on the store, so a store that refuses it gives its own EINVAL.
+    async (dir) => {
+      const r = await py<string>(
+        [
+          'import ctypes',
+          'libc = ctypes.CDLL(None, use_errno=True)',
+          'def r2(a, b):',
+          '    if libc.renameat2(-100, a.encode(), -100, b.encode(), 1) != 0:',
+          '        e = ctypes.get_errno()',
+          '        raise OSError(e, os.strerror(e))',
+          'for n in ("nr1", "nr2"):',
+          '    with open(os.path.join(A[0], n), "w") as f: f.write(n)',
+          'onto = t(lambda: r2(os.path.join(A[0], "nr1"), os.path.join(A[0], "nr2")))',
+          'new = t(lambda: r2(os.path.join(A[0], "nr1"), os.path.join(A[0], "nr3")))',
+          'out("ok" if (onto, new) == ("EEXIST", "OK") else new if onto == new else onto + " then " + new)',
+        ].join('\n'),
+        [dir],
+      );
+      if (r !== 'ok') throw Object.assign(new Error(r), /^E[A-Z0-9]+$/.test(r) ? { code: r } : {});
     },
   ],
 ];
