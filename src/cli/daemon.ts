@@ -15,8 +15,9 @@ import { startServing } from './serve.js';
 import { SyslogLogger } from './syslog.js';
 import { FileLogger, logFileFor, SYSLOG_SOCKET, syslogReachable } from './log-file.js';
 import type { Logger } from '../util/logger.js';
+import type { SwitchName } from '../util/switches.js';
 
-export const DAEMON_ENV = 'TSCRYPTFS_DAEMON_CHILD';
+export const DAEMON_ENV: SwitchName = 'TSCRYPTFS_DAEMON_CHILD';
 
 type ChildMessage = { ready: true } | { error: string; exitCode: number };
 interface ParentMessage {

@@ -22,6 +22,7 @@ import { formatFromFlags } from './mount.js';
 import { goQuote, type Output } from './output.js';
 import { wipe } from './password.js';
 import { Progress } from './progress.js';
+import { switchValue } from '../util/switches.js';
 
 /** One finding as a line, worded like gocryptfs -fsck where it has the same check. */
 export function findingLine(f: FsckFinding): string {
@@ -166,6 +167,6 @@ export function fsckJson(cipherdir: string, report: FsckReport, exitCode: number
 
 /** How often the progress line is redrawn (TSCRYPTFS_PROGRESS_MS, for tests; default 250 ms). */
 function progressIntervalMs(): number {
-  const v = Number(process.env.TSCRYPTFS_PROGRESS_MS);
+  const v = Number(switchValue('TSCRYPTFS_PROGRESS_MS'));
   return Number.isFinite(v) && v >= 0 ? v : 250;
 }

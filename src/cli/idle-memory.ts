@@ -17,6 +17,7 @@
  * memory is back, a look every `restMs` notices the next burst.
  */
 import { returnMemory } from '../util/native-sys.js';
+import { envSwitch } from '../util/switches.js';
 
 export interface QuietOptions {
   quietMs?: number;
@@ -27,7 +28,7 @@ export interface QuietOptions {
 
 /** Starts watching `lastActivity` (ms since the epoch of the last request); returns the function that stops it. */
 export function returnMemoryWhenQuiet(lastActivity: () => number, opts: QuietOptions = {}): () => void {
-  if (process.env.TSCRYPTFS_RETURN_MEMORY === '0') return () => undefined;
+  if (!envSwitch('TSCRYPTFS_RETURN_MEMORY')) return () => undefined;
   const { quietMs = 5000, restMs = 5000, give = returnMemory } = opts;
   /** The activity time the last return followed: nothing to give back until a request comes after it. */
   let givenAfter = -1;

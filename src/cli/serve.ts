@@ -16,6 +16,7 @@ import type { BackendName } from '../crypto/index.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { panicOnWarning } from './output.js';
 import { returnMemoryWhenQuiet } from './idle-memory.js';
+import { switchValue } from '../util/switches.js';
 
 /** Everything a mount process needs; plain data so it can cross to the daemon (structured clone: the key stays bytes). */
 export interface ServePlan {
@@ -145,7 +146,7 @@ export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{
  * that reached JS, as JSON (to see what a workload costs in round trips).
  */
 function writeCallCounts(calls: Record<string, number>, log: Logger): void {
-  const file = process.env.TSCRYPTFS_OPSTATS;
+  const file = switchValue('TSCRYPTFS_OPSTATS');
   if (!file) return;
   try {
     writeFileSync(file, `${JSON.stringify(calls)}\n`);

@@ -17,6 +17,7 @@ import { batchBinding } from '../crypto/native-batch.js';
 import { fuseInfo } from '../fuse/index.js';
 import type { Output } from './output.js';
 import { PROGRAM_NAME } from './output.js';
+import { envSwitch } from '../util/switches.js';
 
 let cachedVersion: string | undefined;
 
@@ -93,7 +94,7 @@ export function versionReport(): VersionReport {
     },
     batchedAead: {
       native: batch,
-      reason: batch ? null : process.env.TSCRYPTFS_NATIVE_BATCH === '0' ? 'disabled by TSCRYPTFS_NATIVE_BATCH=0' : 'native addon not built or not loadable',
+      reason: batch ? null : !envSwitch('TSCRYPTFS_NATIVE_BATCH') ? 'disabled by TSCRYPTFS_NATIVE_BATCH=0' : 'native addon not built or not loadable',
     },
   };
 }

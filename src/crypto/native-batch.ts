@@ -10,6 +10,7 @@
 import { loadNativeAddon } from '../util/native-addon.js';
 import { authError, type Aead } from './aead.js';
 import { TAG_SIZE } from './aead-checks.js';
+import { envSwitch } from '../util/switches.js';
 
 export const BATCH_GCM = 0;
 export const BATCH_XCHACHA = 1;
@@ -96,7 +97,7 @@ let cached: BatchBinding | null | undefined;
 
 export function batchBinding(): BatchBinding | null {
   if (cached !== undefined) return cached;
-  cached = process.env.TSCRYPTFS_NATIVE_BATCH === '0' ? null : loadNativeAddon<BatchBinding>('tscryptfs_batch.node');
+  cached = envSwitch('TSCRYPTFS_NATIVE_BATCH') ? loadNativeAddon<BatchBinding>('tscryptfs_batch.node') : null;
   return cached;
 }
 

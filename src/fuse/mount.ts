@@ -11,6 +11,7 @@ import { loadFuse, type FuseInstance } from './fuse-native.js';
 import { makeOperations, type FuseOperations } from './operations.js';
 import { createNativeReads } from './native-reads.js';
 import { makeReverseOperations } from './reverse-operations.js';
+import { envSwitch, switchValue } from '../util/switches.js';
 
 export interface MountOptions {
   readOnly?: boolean;
@@ -97,7 +98,7 @@ const MAX_WRITE = 131072;
  * (sections 8-10) has the measurements behind the two numbers.
  * TSCRYPTFS_SPIN=ANSWER,LOOP overrides them ("0,0": off), for measurements.
  */
-export function spinSettings(env: string | undefined = process.env.TSCRYPTFS_SPIN): { answer: number; loop: number } {
+export function spinSettings(env: string | undefined = switchValue('TSCRYPTFS_SPIN')): { answer: number; loop: number } {
   const m = env === undefined ? null : /^(\d+),(\d+)$/.exec(env.trim());
   if (m) return { answer: Number(m[1]), loop: Number(m[2]) };
   return { answer: 40, loop: 200 };
@@ -161,27 +162,27 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // hands back in that cache: the kernel asks for them next (a GETATTR
     // before every chown, one per file of an untar). TSCRYPTFS_CARRIED_ATTRS=0
     // turns that off, for measurements.
-    attrCacheCarried: process.env.TSCRYPTFS_CARRIED_ATTRS !== '0',
+    attrCacheCarried: envSwitch('TSCRYPTFS_CARRIED_ATTRS'),
     // A listing carries each name's entry (READDIRPLUS, which libfuse2 does
     // not speak; the wrapping channel does), with the attributes readdir put
     // in the cache: ls -l, rm -r and find then look up no name they just
     // listed. Only where entries may be kept (not with -sharedstorage) and
     // listings bring attributes (not -reverse); TSCRYPTFS_READDIRPLUS=0
     // turns it off, for measurements.
-    readdirPlus: (o.attrCache ?? true) && operations.listsAttributes && process.env.TSCRYPTFS_READDIRPLUS !== '0',
+    readdirPlus: (o.attrCache ?? true) && operations.listsAttributes && envSwitch('TSCRYPTFS_READDIRPLUS'),
     // The kernel keeps a directory's listing and lists it again from memory
     // while the cipher directory is as it was when that listing was read
     // (checked at each opendir by the read hook's walk, for a second after
     // the listing; this mount's own changes drop it in the kernel). Not with
     // -sharedstorage; TSCRYPTFS_KEPT_LISTINGS=0 turns it off, for measurements.
-    keptListings: (o.attrCache ?? true) && (o.keptListings ?? true) && readHook !== undefined && process.env.TSCRYPTFS_KEPT_LISTINGS !== '0',
+    keptListings: (o.attrCache ?? true) && (o.keptListings ?? true) && readHook !== undefined && envSwitch('TSCRYPTFS_KEPT_LISTINGS'),
     // The kernel lists again from memory only a listing it read to the end;
     // rm -r reads one getdents of a directory (is it empty?), then opens it
     // again and reads it all. The binding keeps a copy of each listing it
     // records for keeping and answers a new listing of that directory from
     // it, on the same checks. TSCRYPTFS_KEPT_COPIES=0 turns it off, for
     // measurements.
-    keptListingCopies: process.env.TSCRYPTFS_KEPT_COPIES !== '0',
+    keptListingCopies: envSwitch('TSCRYPTFS_KEPT_COPIES'),
     // The kernel asks for security.capability before each write to learn
     // whether privileges must go, and for the attributes before each chown.
     // With FUSE_HANDLE_KILLPRIV_V2 it asks once per file and leaves the
@@ -191,12 +192,12 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // the mode it keeps has set-id bits (the binding makes it chown(-1, -1)),
     // drop them in the cipher directory's own chown. TSCRYPTFS_KILLPRIV=0
     // turns it off, for measurements.
-    killPriv: operations.dropsSetIdBits && process.env.TSCRYPTFS_KILLPRIV !== '0',
+    killPriv: operations.dropsSetIdBits && envSwitch('TSCRYPTFS_KILLPRIV'),
     spin: spinSettings(),
     // RELEASE is answered by the binding at once and closed here later: the
     // kernel never waits for it, so neither need libfuse's thread (saves a
     // thread wake-up per closed file). TSCRYPTFS_RELEASE_LATER=0: it waits.
-    releaseLater: process.env.TSCRYPTFS_RELEASE_LATER !== '0',
+    releaseLater: envSwitch('TSCRYPTFS_RELEASE_LATER'),
     allowOther: o.allowOther ?? false,
     posixAcl: o.acl ?? false,
     kernelCache: o.kernelCache ?? false,
@@ -230,7 +231,7 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
   if (readHook) fuse.setReadHook(readHook);
   // A libfuse thread waiting for the answer to a large WRITE seals some of
   // its blocks (native/src/shared_job.h); TSCRYPTFS_ASSIST=0 turns that off.
-  const assist = process.env.TSCRYPTFS_ASSIST === '0' ? undefined : batchBinding()?.assistHook();
+  const assist = envSwitch('TSCRYPTFS_ASSIST') ? batchBinding()?.assistHook() : undefined;
   if (assist) fuse.setAssistHook(assist);
   return {
     mountpoint,

@@ -61,6 +61,7 @@ import type { FileKey } from '../vault/index.js';
 import { BATCH_GCM, BATCH_XCHACHA, READER_READABLE, READER_WRITABLE, READ_AEGIS, batchBinding } from '../crypto/native-batch.js';
 import { aegisNativeBinding } from '../crypto/aegis/native.js';
 import { AEGIS_VARIANTS } from '../crypto/aegis/variants.js';
+import { envSwitch } from '../util/switches.js';
 
 /** Files open at once whose reads can go the native way (more just stay in JS). */
 const SLOTS = 65536;
@@ -126,9 +127,26 @@ const halves = (ino: bigint): [number, number] => [Number(ino & 0xffffffffn), Nu
 /** A device number as the binding keeps it (its low 32 bits, as C's (uint32_t)st_dev). */
 const dev32 = (dev: number | bigint): number => Number(BigInt(dev) & 0xffffffffn);
 
+/** Which parts of the native fast path the environment leaves on: the registry's NATIVE_* switches with what each one needs. */
+export function nativeFastPathSwitches(env: NodeJS.ProcessEnv = process.env): Record<'reads' | keyof NativeReadsOptions | 'rmdirs', boolean> {
+  const reads = envSwitch('TSCRYPTFS_NATIVE_BATCH', env) && envSwitch('TSCRYPTFS_NATIVE_READ', env);
+  const lookups = reads && envSwitch('TSCRYPTFS_NATIVE_LOOKUP', env);
+  const unlinks = reads && envSwitch('TSCRYPTFS_NATIVE_UNLINK', env);
+  return {
+    reads,
+    attrs: reads && envSwitch('TSCRYPTFS_NATIVE_ATTRS', env),
+    writes: reads && envSwitch('TSCRYPTFS_NATIVE_WRITE', env),
+    unlinks,
+    rmdirs: unlinks && envSwitch('TSCRYPTFS_NATIVE_RMDIR', env),
+    lookups,
+    opens: lookups && envSwitch('TSCRYPTFS_NATIVE_OPEN', env),
+  };
+}
+
 /** A native reader for `vault`'s files, or null when it cannot be had (cipher, backend, addon, environment). */
 export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: NodeJS.ProcessEnv = process.env): NativeReads | null {
-  if (env.TSCRYPTFS_NATIVE_READ === '0') return null;
+  const on = nativeFastPathSwitches(env);
+  if (!on.reads) return null;
   const binding = batchBinding();
   if (!binding) return null;
   const spec = vault.nativeReadKey();
@@ -146,11 +164,11 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
     spec.key.fill(0);
   }
   const [reader, fences] = created;
-  const names = o.lookups && env.TSCRYPTFS_NATIVE_LOOKUP !== '0' ? vault.nativeNameKey() : null;
-  const opens = names !== null && o.opens && env.TSCRYPTFS_NATIVE_OPEN !== '0';
-  const writes = o.writes && env.TSCRYPTFS_NATIVE_WRITE !== '0';
-  const unlinks = o.unlinks && env.TSCRYPTFS_NATIVE_UNLINK !== '0';
-  const rmdirs = unlinks && env.TSCRYPTFS_NATIVE_RMDIR !== '0';
+  const names = o.lookups && on.lookups ? vault.nativeNameKey() : null;
+  const opens = names !== null && o.opens && on.opens;
+  const writes = o.writes && on.writes;
+  const unlinks = o.unlinks && on.unlinks;
+  const rmdirs = unlinks && on.rmdirs;
   try {
     // With native opens the reader hands out the slots, by file (see above).
     const slots = opens
@@ -160,7 +178,7 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
         }
       : undefined;
     vault.useWriteFences(fences, slots);
-    if (o.attrs && env.TSCRYPTFS_NATIVE_ATTRS !== '0') binding.readerAttrs(reader, 1);
+    if (o.attrs && on.attrs) binding.readerAttrs(reader, 1);
     if (writes) binding.readerWrites(reader, 1, vault.preallocates ? 1 : 0);
     // The binding checks kept listings through the reader's walks (Documentation/fuse-native.md), so it gets the root on read-only mounts too.
     binding.readerCipherRoot(reader, vault.nativeRootFd(), unlinks);

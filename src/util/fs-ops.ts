@@ -15,5 +15,7 @@
  * direct calls is each request answered in one go on the JS thread.
  */
 
+import { switchValue } from './switches.js';
+
 /** True when the cipher directory is accessed with direct system calls (the default). */
-export const DIRECT_IO = process.env.TSCRYPTFS_FS_IO !== 'async';
+export const DIRECT_IO = switchValue('TSCRYPTFS_FS_IO') !== 'async';

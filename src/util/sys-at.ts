@@ -28,6 +28,7 @@ import { DIRECT_IO } from './fs-ops.js';
 import { loadNativeAddon } from './native-addon.js';
 import { putStatWords, STAT_WORDS } from './stat-words.js';
 import { notLink as xattrAt } from './xattr-io.js';
+import { switchValue } from './switches.js';
 
 /** Who a new entry belongs to: a file system uid, gid and the supplementary groups. */
 export interface Credential {
@@ -380,7 +381,7 @@ let chosen: AtCalls | undefined;
  */
 export function atCalls(): AtCalls {
   if (chosen) return chosen;
-  const b = process.env.TSCRYPTFS_AT_CALLS === 'proc' || !DIRECT_IO ? null : loadNativeAddon<Partial<SysAtBinding>>('tscryptfs_sys.node');
+  const b = switchValue('TSCRYPTFS_AT_CALLS') === 'proc' || !DIRECT_IO ? null : loadNativeAddon<Partial<SysAtBinding>>('tscryptfs_sys.node');
   chosen = b && typeof b.openat === 'function' ? nativeCalls(b as SysAtBinding) : procCalls();
   return chosen;
 }

@@ -14,9 +14,12 @@
  * an implementation). When AEGIS is unavailable, tscryptfs refuses AEGIS
  * cipher directories and `-init -aegis` with exit code 32.
  */
+
+import type { SwitchName } from '../../util/switches.js';
+
 export type AegisMode = 'auto' | 'native' | 'ts' | 'off';
 
-export const AEGIS_ENV = 'TSCRYPTFS_AEGIS';
+export const AEGIS_ENV: SwitchName = 'TSCRYPTFS_AEGIS';
 
 const MODES: readonly string[] = ['auto', 'native', 'ts', 'off'];
 

@@ -1,0 +1,108 @@
+/**
+ * The registry of environment variables tscryptfs reads: every
+ * `TSCRYPTFS_*` variable the program looks at is listed here, with its
+ * values, its default and what it changes. Code reads them only through
+ * `envSwitch` and `switchValue`, so a name missing here does not compile.
+ *
+ * Kinds:
+ *   user         a setting a user may need (documented in the man page);
+ *   measurement  turns one mechanism off, to measure what it buys and to
+ *                run the test suite without it; the default is what users get;
+ *   test         makes a test's run shorter;
+ *   internal     set by tscryptfs for its own child processes.
+ *
+ * The man page's ENVIRONMENT section describes every user and measurement
+ * switch (test/unit/switches.test.ts holds it to this list).
+ *
+ * An "off switch" is on unless its value is exactly `0`.
+ */
+
+export type SwitchKind = 'user' | 'measurement' | 'test' | 'internal';
+
+export interface SwitchInfo {
+  kind: SwitchKind;
+  /** The values it takes, as the man page shows them. */
+  values: string;
+  /** What it is when unset. */
+  default: string;
+  /** One sentence: what it changes. */
+  meaning: string;
+  /** True for an off switch: anything but `0` means on. */
+  offSwitch?: true;
+}
+
+const off = (kind: SwitchKind, meaning: string): SwitchInfo & { offSwitch: true } => ({ kind, values: '0', default: 'on', meaning, offSwitch: true });
+
+export const SWITCHES = {
+  TSCRYPTFS_AEGIS: {
+    kind: 'user',
+    values: 'auto|native|ts|off',
+    default: 'auto',
+    meaning: 'Which AEGIS implementation may run: the native addon when it loads, else TypeScript (auto); only one of them; or none (src/crypto/aegis/mode.ts).',
+  },
+  TSCRYPTFS_NATIVE_BATCH: off('measurement', 'Load the native addon that seals and opens many blocks per call and carries the fast path of the mount; with 0, every block goes through node:crypto one by one and every request reaches JS.'),
+  TSCRYPTFS_NATIVE_READ: off('measurement', 'Answer reads of open files in the native fast path; with 0 the whole native fast path is off (as every NATIVE_* switch below).'),
+  TSCRYPTFS_NATIVE_ATTRS: off('measurement', 'Answer chmod, chown and utimens of open files in the native fast path.'),
+  TSCRYPTFS_NATIVE_WRITE: off('measurement', 'Answer writes to open files in the native fast path.'),
+  TSCRYPTFS_NATIVE_UNLINK: off('measurement', 'Answer unlinks of listed names in the native fast path (with 0, rmdir too).'),
+  TSCRYPTFS_NATIVE_RMDIR: off('measurement', 'Answer rmdir of listed names in the native fast path.'),
+  TSCRYPTFS_NATIVE_LOOKUP: off('measurement', 'Answer lookups in the native fast path (with 0, opens too).'),
+  TSCRYPTFS_NATIVE_OPEN: off('measurement', 'Answer opens for reading in the native fast path.'),
+  TSCRYPTFS_ASSIST: off('measurement', 'Let the libfuse thread seal part of a large write while JS seals the rest.'),
+  TSCRYPTFS_CARRIED_ATTRS: off('measurement', 'Keep the attributes a reply carried, to answer the next GETATTR of that name in the binding.'),
+  TSCRYPTFS_READDIRPLUS: off('measurement', 'Hand each listed name\'s entry to the kernel with the listing (READDIRPLUS).'),
+  TSCRYPTFS_KEPT_LISTINGS: off('measurement', 'Keep a directory\'s listing in the kernel while the backing directory is unchanged.'),
+  TSCRYPTFS_KEPT_COPIES: off('measurement', 'Keep a file\'s cached pages across opens while the backing file is unchanged.'),
+  TSCRYPTFS_KILLPRIV: off('measurement', 'Let the kernel ask once per file whether setuid and setgid bits need dropping on write (FUSE_HANDLE_KILLPRIV_V2).'),
+  TSCRYPTFS_RELEASE_LATER: off('measurement', 'Answer a file\'s release before JS has closed its backing descriptor.'),
+  TSCRYPTFS_RETURN_MEMORY: off('measurement', 'Give freed memory back to the system when the mount has been idle.'),
+  TSCRYPTFS_SPIN: {
+    kind: 'measurement',
+    values: 'ANSWER,LOOP',
+    default: '40,200',
+    meaning: 'Microseconds the libfuse thread and the JS loop poll before they sleep ("0,0": never).',
+  },
+  TSCRYPTFS_FS_IO: {
+    kind: 'user',
+    values: 'direct|async',
+    default: 'direct',
+    meaning: 'direct: calls on the cipher directory run on the JS thread; async: on libuv\'s thread pool, which keeps the mount answering while a slow network store blocks a call, costs a thread hop per call, and implies TSCRYPTFS_AT_CALLS=proc.',
+  },
+  TSCRYPTFS_AT_CALLS: {
+    kind: 'measurement',
+    values: 'native|proc',
+    default: 'native',
+    meaning: 'proc: reach names below a directory descriptor through /proc/self/fd paths instead of the native *at() calls (as where the addon is not built); then files are created as root and handed to their owner (no permission check as that owner), FIFOs and device nodes cannot be made, and times are set to the microsecond.',
+  },
+  TSCRYPTFS_OPSTATS: {
+    kind: 'measurement',
+    values: 'FILE',
+    default: 'unset',
+    meaning: 'At unmount, write the number of requests per FUSE operation that reached JS (and those answered natively) to FILE, as JSON.',
+  },
+  TSCRYPTFS_PROGRESS_MS: {
+    kind: 'test',
+    values: 'MILLISECONDS',
+    default: '250',
+    meaning: 'How often -fsck redraws its progress line.',
+  },
+  TSCRYPTFS_DAEMON_CHILD: {
+    kind: 'internal',
+    values: '1',
+    default: 'unset',
+    meaning: 'Set by the mount for the background process it starts, which then serves the mount and reports to its parent when ready.',
+  },
+} as const satisfies Record<string, SwitchInfo>;
+
+export type SwitchName = keyof typeof SWITCHES;
+type OffSwitchName = { [K in SwitchName]: (typeof SWITCHES)[K] extends { offSwitch: true } ? K : never }[SwitchName];
+
+/** The raw value of a registered variable, or undefined when unset. */
+export function switchValue(name: SwitchName, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env[name];
+}
+
+/** Whether an off switch is on: anything but exactly `0` (unset included). */
+export function envSwitch(name: OffSwitchName, env: NodeJS.ProcessEnv = process.env): boolean {
+  return env[name] !== '0';
+}

@@ -1,0 +1,70 @@
+/**
+ * The registry of environment variables (src/util/switches.ts): every
+ * `TSCRYPTFS_*` name in src/ is registered, only the registry reads them
+ * from the environment, off switches are off only at `0`, the native fast
+ * path's parts follow the switches they need, and the man page describes
+ * exactly the user and measurement switches.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { envSwitch, SWITCHES, switchValue, type SwitchInfo, type SwitchName } from '../../src/util/switches.js';
+import { nativeFastPathSwitches } from '../../src/fuse/native-reads.js';
+import { REPO_ROOT } from '../helpers/paths.js';
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? sources(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const SRC = sources(join(REPO_ROOT, 'src'));
+const NAMES = Object.keys(SWITCHES) as SwitchName[];
+
+test('every TSCRYPTFS_ name in src/ is in the registry', () => {
+  const unknown = new Set<string>();
+  for (const f of SRC) {
+    for (const m of readFileSync(f, 'utf8').matchAll(/\bTSCRYPTFS_[A-Z0-9_]+/g)) if (!NAMES.includes(m[0] as SwitchName)) unknown.add(`${m[0]} (${f.slice(REPO_ROOT.length + 1)})`);
+  }
+  assert.deepEqual([...unknown], []);
+});
+
+test('no module but the registry reads a TSCRYPTFS_ variable straight from process.env', () => {
+  const direct = SRC.filter((f) => !f.endsWith(join('util', 'switches.ts')) && /process\.env\.TSCRYPTFS_|process\.env\[['"]TSCRYPTFS_/.test(readFileSync(f, 'utf8')));
+  assert.deepEqual(direct, []);
+});
+
+test('an off switch is off at exactly 0, and on when unset, empty or anything else', () => {
+  for (const name of NAMES) {
+    const info: SwitchInfo = SWITCHES[name];
+    if (!info.offSwitch) continue;
+    const n = name as Parameters<typeof envSwitch>[0];
+    assert.equal(envSwitch(n, { [name]: '0' }), false, name);
+    for (const v of [undefined, '', '1', 'off', ' 0']) assert.equal(envSwitch(n, v === undefined ? {} : { [name]: v }), true, `${name}=${v}`);
+  }
+  assert.equal(switchValue('TSCRYPTFS_SPIN', { TSCRYPTFS_SPIN: '0,0' }), '0,0');
+});
+
+test('the native fast path: READ and BATCH turn every part off, LOOKUP turns opens off, UNLINK turns rmdirs off', () => {
+  const all = nativeFastPathSwitches({});
+  assert.ok(Object.values(all).every((v) => v), JSON.stringify(all));
+  for (const off of ['TSCRYPTFS_NATIVE_READ', 'TSCRYPTFS_NATIVE_BATCH']) {
+    const parts = nativeFastPathSwitches({ [off]: '0' });
+    assert.ok(Object.values(parts).every((v) => !v), `${off}=0: ${JSON.stringify(parts)}`);
+  }
+  assert.deepEqual(nativeFastPathSwitches({ TSCRYPTFS_NATIVE_LOOKUP: '0' }), { ...all, lookups: false, opens: false });
+  assert.deepEqual(nativeFastPathSwitches({ TSCRYPTFS_NATIVE_UNLINK: '0' }), { ...all, unlinks: false, rmdirs: false });
+  for (const [name, part] of [['OPEN', 'opens'], ['RMDIR', 'rmdirs'], ['WRITE', 'writes'], ['ATTRS', 'attrs']] as const) {
+    assert.deepEqual(nativeFastPathSwitches({ [`TSCRYPTFS_NATIVE_${name}`]: '0' }), { ...all, [part]: false }, name);
+  }
+});
+
+test('the man page describes every user and measurement switch, and no other TSCRYPTFS_ variable', () => {
+  const md = readFileSync(join(REPO_ROOT, 'Documentation', 'tscryptfs.1.md'), 'utf8');
+  const section = md.slice(md.indexOf('\n# ENVIRONMENT\n'), md.indexOf('\n# FILES\n'));
+  const described = [...section.matchAll(/^### (TSCRYPTFS_[A-Z0-9_]+)$/gm)].map((m) => m[1]).sort();
+  const expected = NAMES.filter((n) => SWITCHES[n].kind === 'user' || SWITCHES[n].kind === 'measurement').sort();
+  assert.deepEqual(described, expected);
+});
