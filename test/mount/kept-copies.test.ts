@@ -25,6 +25,7 @@ import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { initCipherdir, mountImpl, run, sleep, unmountAndReap, withMount } from '../helpers/mount.js';
 import { assertFsckClean, MOUNT_IMPL, py, useMountTmp, withCallCounts } from '../helpers/mount-suite.js';
+import { NATIVE } from '../helpers/native-paths.js';
 import { needs } from '../helpers/requirements.js';
 
 const dir = useMountTmp('kept-copies');
@@ -85,7 +86,8 @@ out(res)`;
   assert.equal(byName.get('hard')![0], byName.get('f001')![0], 'a hard link lists its file’s inode number');
   assert.deepEqual(copied[1]!.map((e) => e[0]), ['deeper', 'x']);
   assert.deepEqual(copied[2]!.map((e) => e[0]), ['d']);
-  assert.equal(copiedCalls['readdir'], 3, `one listing per directory reached JS: ${JSON.stringify(copiedCalls)}`);
+  if (NATIVE.keptCopies) assert.equal(copiedCalls['readdir'], 3, `one listing per directory reached JS: ${JSON.stringify(copiedCalls)}`);
+  else assert.equal(copiedCalls['readdir'], 6, `kept copies are off in this run: two listings per directory: ${JSON.stringify(copiedCalls)}`);
   assert.equal(jsCalls['readdir'], 6, `without copies, two: ${JSON.stringify(jsCalls)}`);
 });
 
@@ -137,7 +139,8 @@ test('a change between the partial listing and the full one shows, made through 
     }
   });
   // The partial listing reaches JS in every step, the full one only after a change.
-  assert.equal(calls['readdir'], unchanged + 2 * changed, `${unchanged} unchanged and ${changed} changed steps: ${JSON.stringify(calls)}`);
+  const expected = NATIVE.keptCopies ? unchanged + 2 * changed : 2 * (unchanged + changed);
+  assert.equal(calls['readdir'], expected, `${unchanged} unchanged and ${changed} changed steps: ${JSON.stringify(calls)}`);
 });
 
 test('rm -r of a tree removes everything and lists each directory once in JS', withGocryptfs, async () => {
@@ -152,6 +155,7 @@ test('rm -r of a tree removes everything and lists each directory once in JS', w
   });
   assert.deepEqual(left, []);
   assert.deepEqual((await fsp.readdir(cipherdir)).sort(), ['gocryptfs.conf', 'gocryptfs.diriv']);
-  assert.equal(calls['readdir'], 4, `d, d/sub, d/sub/deeper, then the root: ${JSON.stringify(calls)}`);
+  if (NATIVE.keptCopies) assert.equal(calls['readdir'], 4, `d, d/sub, d/sub/deeper, then the root: ${JSON.stringify(calls)}`);
+  else assert.equal(calls['readdir'], 6, `kept copies are off in this run: d, d/sub and d/sub/deeper twice each: ${JSON.stringify(calls)}`);
   await assertFsckClean(cipherdir);
 });

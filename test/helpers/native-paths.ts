@@ -1,0 +1,36 @@
+/**
+ * Which requests this run's mounts answer without JS, from the switches in
+ * the environment (src/util/switches.ts): the mount suite runs once with
+ * the native fast paths on and once with all of them off, and a test's
+ * assertion that some request was answered natively holds only when the
+ * part that answers it is on. Data, errno and owner checks hold in both.
+ *
+ * `native(...)` gives the switches a mount started with `extra` variables
+ * on top of this process's environment runs with.
+ */
+import { envSwitch } from '../../src/util/switches.js';
+import { nativeFastPathSwitches } from '../../src/fuse/native-reads.js';
+
+export interface NativeParts extends ReturnType<typeof nativeFastPathSwitches> {
+  /** Kept listings need the native read hook (src/fuse/mount.ts, keptListings). */
+  keptListings: boolean;
+  /** Kept copies of listings ride on kept listings. */
+  keptCopies: boolean;
+  /** Libfuse threads seal chunks of large writes (the batch addon's assist hook). */
+  assist: boolean;
+}
+
+export function native(extra: NodeJS.ProcessEnv = {}): NativeParts {
+  const env = { ...process.env, ...extra };
+  const parts = nativeFastPathSwitches(env);
+  const keptListings = parts.reads && envSwitch('TSCRYPTFS_KEPT_LISTINGS', env);
+  return {
+    ...parts,
+    keptListings,
+    keptCopies: keptListings && envSwitch('TSCRYPTFS_KEPT_COPIES', env),
+    assist: envSwitch('TSCRYPTFS_NATIVE_BATCH', env) && envSwitch('TSCRYPTFS_ASSIST', env),
+  };
+}
+
+/** The parts on in this process's environment. */
+export const NATIVE: NativeParts = native();
