@@ -113,11 +113,11 @@
 # round.
 # -only, -rounds, -dbench-time and -fio-time shorten it.
 #
-# tscryptfs runs from a copy of this checkout's bin/, dist/, package.json
-# and native/build/ taken at the start (node_modules linked), so that all
-# rounds measure the same build; the git commit printed is HEAD, with
-# "+uncommitted-changes" if src/, native/src, package.json or patches/
-# differ from it (dist/ is used as built; run npm run build first).
+# tscryptfs runs from a copy of this checkout's bin/, dist/, package.json,
+# native/build/ and FUSE binding taken at the start (the other modules
+# linked), so that all rounds measure the same build; the git commit
+# printed is HEAD, with "+uncommitted-changes" if src/, native/ or
+# package.json differ from it (dist/ is used as built; run npm run build first).
 
 set -uo pipefail
 export LC_ALL=C
@@ -277,20 +277,25 @@ LOGDIR=$WORK/logs
 mkdir -p "$LOGDIR"
 
 # tscryptfs runs from a snapshot of this checkout's build (bin, dist,
-# package.json, patches/, the native addons; node_modules linked), taken now: every
-# round measures the same build even if dist/ is rebuilt during the run.
+# package.json, the native addons, the FUSE binding; the other modules
+# linked), taken now: every round measures the same build even if dist/ or
+# the binding is rebuilt during the run.
 # snapshot FROM TO: that copy of the checkout FROM.
 snapshot() {
-	mkdir -p "$2/native" &&
-		cp -a "$1/bin" "$1/dist" "$1/package.json" "$2/" &&
-		ln -s "$1/node_modules" "$2/node_modules" || die "cannot copy the tscryptfs build of $1 to $2"
+	mkdir -p "$2/native" "$2/node_modules" &&
+		cp -a "$1/bin" "$1/dist" "$1/package.json" "$2/" || die "cannot copy the tscryptfs build of $1 to $2"
 	if [[ -d $1/native/build ]]; then
 		cp -a "$1/native/build" "$2/native/" || die "cannot copy $1/native/build to $2"
 	fi
-	# The binding's expected patch level (older checkouts have no such file).
-	if [[ -d $1/patches ]]; then
-		cp -a "$1/patches" "$2/" || die "cannot copy $1/patches to $2"
-	fi
+	local m
+	for m in "$1"/node_modules/* "$1"/node_modules/.bin; do
+		[[ -e $m ]] || continue
+		if [[ ${m##*/} == fuse-native ]]; then
+			cp -aL "$m" "$2/node_modules/" || die "cannot copy $m to $2"
+		else
+			ln -s "$m" "$2/node_modules/" || die "cannot link $m into $2"
+		fi
+	done
 }
 SNAP=$STAGE/tscryptfs
 for c in "${CANDIDATES[@]}"; do
@@ -566,7 +571,7 @@ BACKING_FS=$(stat -f -c %T "$WORK")
 MACHINE="Machine: ${CPU:-unknown CPU}, $(nproc) cores, ${MEM_GIB} GiB RAM, Linux $(uname -r), backing fs $BACKING_FS ($WORK)"
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 # Uncommitted changes in what the build is made of (not in scripts or docs).
-if [[ $COMMIT != unknown ]] && ! git -C "$ROOT" diff --quiet HEAD -- src native/src native/binding.gyp package.json patches 2>/dev/null; then
+if [[ $COMMIT != unknown ]] && ! git -C "$ROOT" diff --quiet HEAD -- src native package.json 2>/dev/null; then
 	COMMIT+="+uncommitted-changes"
 fi
 VERSIONS="tscryptfs $("${TSCRYPTFS[@]}" -version 2>/dev/null | head -n 1 | awk -F'; ' '{sub(/^tscryptfs /, "", $1); print $1 " (commit '"$COMMIT"', " $2 ")"}')"

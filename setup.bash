@@ -8,9 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# libfuse2 is what the mount (fuse-native) links against; patch rebuilds
-# fuse-native at install time; fuse3 gives fusermount(3). gocryptfs (with
-# gocryptfs-xray) is the reference the tests compare against; attr, rsync,
+# libfuse2 is what the mount (our fuse-native fork) links against; fuse3
+# gives fusermount(3). gocryptfs (with gocryptfs-xray) is the reference the tests compare against; attr, rsync,
 # sqlite3, git and python3 are programs the mount tests run inside a mount;
 # man-db renders the man pages, and systemd's systemd-analyze checks the
 # example unit, in their tests (systemd need not be running). The
@@ -20,11 +19,11 @@ cd "$(dirname "$0")"
 # (openssh-server, openssh-client, sshfs), an rclone mount (rclone), and
 # exFAT through exfat-fuse (exfatprogs, exfat-fuse); the durability test
 # traces the daemon with strace.
-APT_PACKAGES=(libfuse2 fuse3 patch gocryptfs attr rsync sqlite3 git python3 man-db systemd
+APT_PACKAGES=(libfuse2 fuse3 gocryptfs attr rsync sqlite3 git python3 man-db systemd
   xfsprogs btrfs-progs openssh-server openssh-client sshfs rclone exfatprogs exfat-fuse strace)
 
 need_apt=0
-for cmd in gocryptfs gocryptfs-xray fusermount3 getfattr patch rsync sqlite3 git python3 man systemd-analyze \
+for cmd in gocryptfs gocryptfs-xray fusermount3 getfattr rsync sqlite3 git python3 man systemd-analyze \
   mkfs.xfs mkfs.btrfs /usr/sbin/sshd ssh-keygen sshfs rclone mkfs.exfat mount.exfat-fuse strace; do
   command -v "$cmd" >/dev/null 2>&1 || need_apt=1
 done

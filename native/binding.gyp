@@ -51,6 +51,9 @@
       ],
       "defines": [
         "NAPI_VERSION=8"
+      ],
+      "include_dirs": [
+        "fuse-native"
       ]
     },
     {
@@ -71,6 +74,9 @@
       ],
       "cflags_c": [
         "-std=gnu99"
+      ],
+      "include_dirs": [
+        "fuse-native"
       ]
     }
   ]

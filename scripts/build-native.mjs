@@ -4,10 +4,15 @@
  * native/build/Release/tscryptfs_aegis.node) and batched AES-256-GCM /
  * XChaCha20-Poly1305 through node's own OpenSSL (tscryptfs_batch.node,
  * src/crypto/native-batch.ts), and fallocate(2) for preallocating cipher
- * blocks (tscryptfs_sys.node, src/util/native-sys.ts). Meant as the package's `install` script; it
+ * blocks (tscryptfs_sys.node, src/util/native-sys.ts); then the FUSE binding,
+ * our fork of fuse-native (native/fuse-native, where npm put it: a link in
+ * a clone, a bundled copy in an installed package) into its own
+ * build/Release/fuse.node. Meant as the package's `install` script; it
  * NEVER fails the install: without a compiler, Python, make or Node headers
- * it prints one line and exits 0, and tscryptfs uses its TypeScript AEGIS
- * and per-block node:crypto instead (the same bytes).
+ * it prints one line per part and exits 0. tscryptfs then uses its
+ * TypeScript AEGIS and per-block node:crypto instead (the same bytes), and
+ * without the binding mounting says why it cannot (the library and the
+ * offline CLI still work).
  *
  * node-gyp: npm puts its own bundled copy in `npm_config_node_gyp` for every
  * lifecycle script, so no dependency is needed under `npm install`/`npm ci`.
@@ -18,7 +23,8 @@
  * (distribution packages and the official tarballs do), it is passed as
  * --nodedir, so nothing is downloaded. An explicit npm `nodedir` setting wins.
  *
- * Environment: TSCRYPTFS_SKIP_NATIVE=1 skips the build.
+ * Environment: TSCRYPTFS_SKIP_NATIVE=1 skips tscryptfs's own addons (not
+ * the FUSE binding).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -31,10 +37,7 @@ const nativeDir = join(root, 'native');
 const addon = join(nativeDir, 'build', 'Release', 'tscryptfs_aegis.node');
 const PREFIX = 'tscryptfs:';
 
-function done(message) {
-  console.log(`${PREFIX} ${message}`);
-  process.exit(0);
-}
+const say = (message) => console.log(`${PREFIX} ${message}`);
 
 function findNodeGyp() {
   const env = process.env.npm_config_node_gyp;
@@ -51,47 +54,73 @@ function findNodeGyp() {
   return null;
 }
 
-try {
-  if (process.env.TSCRYPTFS_SKIP_NATIVE === '1') done('TSCRYPTFS_SKIP_NATIVE=1, native AEGIS not built, using TypeScript');
-  if (!existsSync(join(nativeDir, 'binding.gyp'))) done('native/binding.gyp missing, native AEGIS not built, using TypeScript');
-  const gyp = findNodeGyp();
-  if (gyp === null) done('node-gyp not found, native AEGIS not built, using TypeScript');
-
-  const args = [...gyp.slice(1), 'rebuild', '--directory', nativeDir];
+/** Runs `node-gyp rebuild` in `dir`; null when it worked, else why not (with the compiler's error lines printed). */
+function gypRebuild(gyp, dir, product) {
+  const args = [...gyp.slice(1), 'rebuild', '--directory', dir];
   const prefix = resolve(dirname(process.execPath), '..');
   if (!process.env.npm_config_nodedir && existsSync(join(prefix, 'include', 'node', 'node_api.h'))) {
     args.push(`--nodedir=${prefix}`);
   }
   const res = spawnSync(gyp[0], args, {
-    cwd: nativeDir,
+    cwd: dir,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: 5 * 60 * 1000,
   });
-  if (res.status !== 0 || !existsSync(addon)) {
-    const why = res.error ? res.error.message : `node-gyp exited with ${res.status ?? res.signal}`;
-    const tail = `${res.stdout ?? ''}${res.stderr ?? ''}`
-      .split('\n')
-      .filter((l) => /error|not found|No such file|missing/i.test(l))
-      .slice(-5)
-      .map((l) => `${PREFIX}   ${l}`)
-      .join('\n');
-    if (tail) console.log(tail);
-    done(`native AEGIS not built (${why}), using TypeScript`);
-  }
+  if (res.status === 0 && existsSync(product)) return null;
+  const tail = `${res.stdout ?? ''}${res.stderr ?? ''}`
+    .split('\n')
+    .filter((l) => /error|not found|No such file|missing/i.test(l))
+    .slice(-5)
+    .map((l) => `${PREFIX}   ${l}`)
+    .join('\n');
+  if (tail) console.log(tail);
+  return res.error ? res.error.message : `node-gyp exited with ${res.status ?? res.signal}`;
+}
+
+/** tscryptfs's own addons: one line saying what was built. */
+function buildAddons(gyp) {
+  if (process.env.TSCRYPTFS_SKIP_NATIVE === '1') return 'TSCRYPTFS_SKIP_NATIVE=1, native AEGIS not built, using TypeScript';
+  if (!existsSync(join(nativeDir, 'binding.gyp'))) return 'native/binding.gyp missing, native AEGIS not built, using TypeScript';
+  if (gyp === null) return 'node-gyp not found, native AEGIS not built, using TypeScript';
+  const failed = gypRebuild(gyp, nativeDir, addon);
+  if (failed) return `native AEGIS not built (${failed}), using TypeScript`;
   // Load it once in a child process so a broken build is reported here, not at first use.
   const check = spawnSync(
     process.execPath,
     ['-e', `const b = require(${JSON.stringify(addon)}); console.log(b.available() ? b.implementation() : 'unavailable: CPU lacks AES-NI');`],
     { encoding: 'utf8' },
   );
-  if (check.status !== 0) done(`native AEGIS built but does not load, using TypeScript: ${(check.stderr || '').split('\n')[0]}`);
+  if (check.status !== 0) return `native AEGIS built but does not load, using TypeScript: ${(check.stderr || '').split('\n')[0]}`;
   const batch = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(join(nativeDir, 'build', 'Release', 'tscryptfs_batch.node'))})`]);
   const sys = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(join(nativeDir, 'build', 'Release', 'tscryptfs_sys.node'))})`]);
-  done(
+  return (
     `native AEGIS built (${check.stdout.trim()}); batched AES-GCM/XChaCha ${batch.status === 0 ? 'built' : 'not usable, using node:crypto per block'}; ` +
-      `fallocate ${sys.status === 0 ? 'built' : 'not usable, writes are not preallocated'}`,
+    `fallocate ${sys.status === 0 ? 'built' : 'not usable, writes are not preallocated'}`
   );
-} catch (err) {
-  done(`native AEGIS not built (${err instanceof Error ? err.message : String(err)}), using TypeScript`);
+}
+
+/** The FUSE binding: one line saying whether mounting will work. */
+function buildBinding(gyp) {
+  let dir;
+  try {
+    dir = dirname(createRequire(join(root, 'package.json')).resolve('fuse-native/package.json'));
+  } catch {
+    return 'fuse-native is not installed: mounting is unavailable';
+  }
+  if (gyp === null) return 'node-gyp not found, the FUSE binding is not built: mounting is unavailable';
+  const failed = gypRebuild(gyp, dir, join(dir, 'build', 'Release', 'fuse.node'));
+  if (failed) return `the FUSE binding is not built (${failed}): mounting is unavailable`;
+  // index.js checks the binary against its sources when it loads.
+  const check = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(dir)})`], { encoding: 'utf8' });
+  if (check.status !== 0) return `the FUSE binding is built but does not load: ${(check.stderr || '').split('\n').find((l) => /Error/.test(l)) ?? ''}`;
+  return `FUSE binding built (${join(dir, 'build', 'Release', 'fuse.node')})`;
+}
+
+for (const build of [buildAddons, buildBinding]) {
+  try {
+    say(build(findNodeGyp()));
+  } catch (err) {
+    say(`${build === buildAddons ? 'native AEGIS' : 'the FUSE binding'} not built (${err instanceof Error ? err.message : String(err)})`);
+  }
 }

@@ -1,7 +1,6 @@
 /*
- * A mount's native read path (issue 4): see reader.c. The patched
- * fuse-native binding (patches/fuse-native+2.2.6.patch, setReadHook) calls
- * its hook (struct tscryptfs_read_hook, fuse_hooks.h) for every READ on its
+ * A mount's native read path: see reader.c. The fuse-native binding
+ * (native/fuse-native/fuse-native.c, setReadHook) calls its hook (struct tscryptfs_read_hook, fuse_hooks.h) for every READ on its
  * own libfuse thread, before it would hand the request to JavaScript.
  */
 #ifndef TSCRYPTFS_READER_H

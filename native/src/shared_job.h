@@ -3,7 +3,7 @@
  * through them too. gocryptfs seals a large write's blocks in two
  * goroutines (contentenc.EncryptBlocks); here the second pair of hands is a
  * libfuse thread that would otherwise spin idle, waiting for JavaScript to
- * answer the very WRITE being sealed: the patched binding calls the
+ * answer the very WRITE being sealed: the binding calls the
  * assist hook (fuse_hooks.h) from that spin. The caller never waits for anyone to
  * join: all take chunks from one counter. Which thread seals which chunk
  * does not change the bytes.

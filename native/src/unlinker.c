@@ -4,7 +4,7 @@
  * hand-overs for one unlinkat; an rm -r of the bench tree sends 19,392.
  *
  * The binding's attribute cache keeps the cipher path of every entry a
- * listing returned (readdir_packed in the fuse-native patch), and calls
+ * listing returned (readdir_packed in native/fuse-native/fuse-native.c), and calls
  * the hook's `unlink` for a name a listing showed less than a second ago,
  * with no rename since: what src/vault/node-links.ts's unlink would find by
  * encrypting the path, as its directory cache

@@ -3,7 +3,7 @@
  * 2023-04-09 go1.19.8 linux/amd64", naming what decides how tscryptfs
  * runs here:
  *
- *   tscryptfs 0.1.0; node v20.20.2; linux/x64; fuse-native 2.2.6 patch level 23;
+ *   tscryptfs 0.1.0; node v20.20.2; linux/x64; fuse-native 2.2.6-tscryptfs sources 1f2e3d4c5b6a;
  *   libfuse 2.9.9; OpenSSL 3.0.15+quic; AEGIS native vaes-avx2; batched AEAD native
  *
  * (one line on screen). The help texts start with the first three parts
@@ -57,10 +57,10 @@ export interface VersionReport {
   node: string;
   platform: string;
   arch: string;
-  /** The installed fuse-native release (null: not installed). */
+  /** The version of our fuse-native fork (null: not installed). */
   fuseNative: string | null;
-  /** The level of our patch in the loaded binding (null: it did not load). */
-  fusePatchLevel: number | null;
+  /** The first 12 hex digits of the sha256 of the C sources the loaded binding was built from (null: it did not load). */
+  fuseSources: string | null;
   /** The libfuse the binding is linked against (null: not loaded). */
   libfuse: string | null;
   /** Why mounting cannot work, or null. */
@@ -83,7 +83,7 @@ export function versionReport(): VersionReport {
     platform: process.platform,
     arch: process.arch,
     fuseNative: fuse.fuseNative,
-    fusePatchLevel: fuse.patchLevel,
+    fuseSources: fuse.sources,
     libfuse: fuse.libfuse,
     fuseProblem: fuse.problem,
     openssl: process.versions.openssl ?? null,
@@ -104,9 +104,9 @@ export function formatVersion(r: VersionReport): string {
   const fuse =
     r.fuseNative === null
       ? 'fuse-native missing'
-      : r.fusePatchLevel === null
+      : r.fuseSources === null
         ? `fuse-native ${r.fuseNative} not loadable`
-        : `fuse-native ${r.fuseNative} patch level ${r.fusePatchLevel}`;
+        : `fuse-native ${r.fuseNative} sources ${r.fuseSources}`;
   const aegis = r.aegis.implementation === 'native' ? `AEGIS native ${r.aegis.codePath ?? ''}`.trimEnd() : r.aegis.implementation === 'ts' ? 'AEGIS TypeScript' : 'AEGIS off';
   return [
     `${PROGRAM_NAME} ${r.tscryptfs}`,

@@ -1,5 +1,5 @@
 /**
- * Who made a FUSE request: the uid, gid and pid the patched binding takes
+ * Who made a FUSE request: the uid, gid and pid the binding takes
  * from libfuse's request context for every creation (create, mkdir, mknod,
  * symlink), and the supplementary groups of that process from
  * /proc/PID/status, as gocryptfs reads them (syscallcompat
@@ -41,7 +41,7 @@ function supplementaryGroups(pid: number): number[] {
   return groups;
 }
 
-/** The owner of what `caller` creates; undefined for a request without one (an unpatched binding) or from root's own ids. */
+/** The owner of what `caller` creates; undefined for a request without one (a binding that does not pass it) or from root's own ids. */
 export function ownerOf(caller: FuseCaller | undefined): Owner | undefined {
   if (!caller || typeof caller.uid !== 'number') return undefined;
   if (caller.uid === 0 && caller.gid === 0) return undefined; // the daemon's own ids: nothing to switch

@@ -1,9 +1,9 @@
 /**
- * What the FUSE side of this installation is, for -version: the installed
- * fuse-native release, the level of our patch compiled into the binding
- * that loads (scripts/patch-fuse-native.mjs), and the libfuse that binding
- * is linked against, read from this process's own memory map once it is
- * loaded. Nothing here mounts anything.
+ * What the FUSE side of this installation is, for -version: the version of
+ * our fuse-native fork, the sources its loaded binary was built from (the
+ * sha256 the binary carries, native/fuse-native/source-hash.js), and the
+ * libfuse that binary is linked against, read from this process's own
+ * memory map once it is loaded. Nothing here mounts anything.
  */
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,8 +13,8 @@ import { loadFuse } from './fuse-native.js';
 export interface FuseInfo {
   /** fuse-native's package version, null when it is not installed. */
   fuseNative: string | null;
-  /** fuse_native_patched of the loaded binding; null when it did not load. */
-  patchLevel: number | null;
+  /** The first 12 hex digits of the sha256 of the C sources the loaded binding was built from; null when it did not load. */
+  sources: string | null;
   /** The libfuse version the loaded binding uses (from its file name, "2.9.9"); null when not loaded. */
   libfuse: string | null;
   /** Why mounting cannot work here (the binding did not load, no FUSE device), else null. */
@@ -71,7 +71,7 @@ function mappedLibfuse(): string | null {
 
 export function fuseInfo(): FuseInfo {
   const dir = fuseNativeDir();
-  if (dir === null) return { fuseNative: null, patchLevel: null, libfuse: null, problem: 'fuse-native is not installed' };
+  if (dir === null) return { fuseNative: null, sources: null, libfuse: null, problem: 'fuse-native is not installed' };
   let version: string | null = null;
   try {
     version = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: string }).version ?? null;
@@ -81,10 +81,10 @@ export function fuseInfo(): FuseInfo {
   try {
     loadFuse();
   } catch (err) {
-    return { fuseNative: version, patchLevel: null, libfuse: mappedLibfuse(), problem: (err as Error).message };
+    return { fuseNative: version, sources: null, libfuse: mappedLibfuse(), problem: (err as Error).message };
   }
-  // The binding index.js loaded (require caches it, so this loads nothing new).
-  const binding = createRequire(join(dir, 'index.js'))('node-gyp-build')(dir) as { fuse_native_patched?: unknown };
-  const level = typeof binding.fuse_native_patched === 'number' ? binding.fuse_native_patched : null;
-  return { fuseNative: version, patchLevel: level, libfuse: mappedLibfuse(), problem: fuseDeviceProblem() };
+  // The binary index.js loaded (require caches it, so this loads nothing new).
+  const binding = createRequire(join(dir, 'index.js'))('./build/Release/fuse.node') as { fork_source_sha256?: unknown };
+  const sources = typeof binding.fork_source_sha256 === 'string' ? binding.fork_source_sha256.slice(0, 12) : null;
+  return { fuseNative: version, sources, libfuse: mappedLibfuse(), problem: fuseDeviceProblem() };
 }

@@ -1,11 +1,9 @@
 /**
- * The one place that loads fuse-native. We need the build patched by
- * scripts/patch-fuse-native.mjs at install time, at the level
- * patches/fuse-native.json names (Documentation/fuse-native.md lists what
- * the patch changes), running on libfuse 2.9, whose internals the patch
- * depends on; anything else is refused with the reason.
+ * The one place that loads fuse-native: our fork in native/fuse-native
+ * (its README says what differs from upstream 2.2.6), which refuses a
+ * binary built from other sources than its own. It runs on libfuse 2.9,
+ * whose internals it depends on; anything else is refused with the reason.
  */
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { EventEmitter } from 'node:events';
 
@@ -14,19 +12,19 @@ export type FuseCallback = (result: number, ...values: unknown[]) => void;
 
 export interface FuseInstance extends EventEmitter {
   readonly mnt: string;
-  /** True once the kernel side is gone (patched build). */
+  /** True once the kernel side is gone. */
   readonly exited?: boolean;
   mount(cb: (err: Error | null) => void): void;
   /** The attribute cache's generation (0: cache off or not mounted). */
   attrGen(): number;
   /** Sets (or, with null, clears) the native read path; false when not mounted. */
   setReadHook(hook: object | null): boolean;
-  /** Sets (or clears) what libfuse threads do while they wait for JS (patch level 18); false when not mounted. */
+  /** Sets (or clears) what libfuse threads do while they wait for JS; false when not mounted. */
   setAssistHook(hook: object | null): boolean;
   unmount(cb: (err: Error | null) => void): void;
 }
 
-/** A time as the patched build passes it: [seconds, nanoseconds], or null for "leave it". */
+/** A time as the binding passes it: [seconds, nanoseconds], or null for "leave it". */
 export type FuseTime = [number, number] | null;
 
 export interface FuseConstructor {
@@ -36,26 +34,8 @@ export interface FuseConstructor {
   libfuseVersion(): number;
 }
 
-/** The patch this build must carry: patches/fuse-native.json (written by scripts/make-fuse-native-patch.mjs). */
-export interface PatchInfo {
-  package: string;
-  version: string;
-  level: number;
-  /** fuse_version() of the libfuse it was made and tested for. */
-  libfuse: number;
-}
-
-/** patches/fuse-native.json, from dist/src/fuse or src/fuse. */
-export function patchInfo(): PatchInfo {
-  for (const rel of ['../../../patches/fuse-native.json', '../../patches/fuse-native.json']) {
-    try {
-      return JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as PatchInfo;
-    } catch {
-      // the other layout
-    }
-  }
-  throw new FuseUnavailableError('patches/fuse-native.json is missing from this installation');
-}
+/** fuse_version() of the libfuse the binding is written for: 2.9 (native/fuse-native/README.md). */
+export const LIBFUSE_WANTED = 29;
 
 export class FuseUnavailableError extends Error {
   readonly code = 'ENOFUSE';
@@ -63,10 +43,10 @@ export class FuseUnavailableError extends Error {
 
 const libfuseName = (v: number): string => `${Math.floor(v / 10)}.${v % 10}`;
 
-/** Why libfuse `found` (fuse_version()) cannot run the patch made for `want`, or null when it can. */
-export function libfuseMismatch(found: number, want: number): string | null {
+/** Why libfuse `found` (fuse_version()) cannot run the binding written for `want`, or null when it can. */
+export function libfuseMismatch(found: number, want: number = LIBFUSE_WANTED): string | null {
   if (found === want) return null;
-  return `libfuse ${libfuseName(found)} is loaded; the fuse-native patch depends on the internals of libfuse ${libfuseName(want)} (Documentation/fuse-native.md)`;
+  return `libfuse ${libfuseName(found)} is loaded; tscryptfs's fuse-native depends on the internals of libfuse ${libfuseName(want)} (Documentation/fuse-native.md)`;
 }
 
 let cached: FuseConstructor | undefined;
@@ -78,14 +58,14 @@ export function loadFuse(): FuseConstructor {
   try {
     Fuse = createRequire(import.meta.url)('fuse-native');
   } catch (err) {
-    throw new FuseUnavailableError(`fuse-native cannot be loaded: ${(err as Error).message.split('\n')[0]} (is libfuse2 installed?)`);
+    const first = (err as Error).message.split('\n')[0]!;
+    throw new FuseUnavailableError(`fuse-native cannot be loaded: ${first}${/libfuse/.test(first) ? ' (is libfuse2 installed?)' : ''}`);
   }
-  const want = patchInfo();
-  // index.js refuses a binary of another level; a build of another patch has no libfuseVersion.
+  // Upstream's fuse-native, installed in place of the fork, has no libfuseVersion.
   if (typeof Fuse.prototype._onexit !== 'function' || typeof Fuse.libfuseVersion !== 'function') {
-    throw new FuseUnavailableError(`fuse-native is not built with tscryptfs's patch level ${want.level}; run npm ci (scripts/patch-fuse-native.mjs)`);
+    throw new FuseUnavailableError("the fuse-native that loads is not tscryptfs's fork (native/fuse-native); run npm ci");
   }
-  const wrongLibfuse = libfuseMismatch(Fuse.libfuseVersion(), want.libfuse);
+  const wrongLibfuse = libfuseMismatch(Fuse.libfuseVersion());
   if (wrongLibfuse) throw new FuseUnavailableError(wrongLibfuse);
   cached = Fuse;
   return Fuse;

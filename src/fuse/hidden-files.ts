@@ -14,7 +14,7 @@
  * and the hidden name, which libfuse keeps using for the open file, is
  * served from those handles: getattr, and the final unlink, which only
  * forgets it. (libfuse still knows the file by its old directory; once that
- * is removed it has no path for it, and the patched binding hands the
+ * is removed it has no path for it, and the binding hands the
  * requests on with an empty path and the open handle, which serves them.)
  */
 import { basename } from 'node:path';

@@ -48,7 +48,7 @@ export interface MountOptions {
   /** -serialize_reads: the kernel sends reads one at a time, in order (libfuse's sync_read). */
   serializeReads?: boolean;
   /**
-   * -acl: the kernel enforces POSIX ACLs (the patched binding answers INIT
+   * -acl: the kernel enforces POSIX ACLs (the binding answers INIT
    * with FUSE_POSIX_ACL, as go-fuse does for gocryptfs); the ACL xattrs are
    * stored unencrypted, and the backing filesystem applies default ACLs to
    * new entries.
@@ -87,7 +87,7 @@ const MAX_WRITE = 131072;
 
 /**
  * How long, in microseconds, the two threads of a request stay awake waiting
- * for each other (patched binding, Documentation/fuse-native.md): the libfuse
+ * for each other (the binding, Documentation/fuse-native.md): the libfuse
  * thread for its answer, the JS event loop for the next request. Waking a
  * sleeping thread costs more than most requests take in JS, so both poll
  * for a while before they sleep. The libfuse thread polls only when no
@@ -107,8 +107,8 @@ export function spinSettings(env: string | undefined = switchValue('TSCRYPTFS_SP
 export function fuseOptionList(o: MountOptions): string[] {
   // attr_timeout=0: libfuse2's path API gives every hard-link name its own
   // kernel inode, so a cached size or link count could be stale under the
-  // other names (reads there would stop at the old size). The patched
-  // binding raises it to 1 s, reply by reply, for directories and files
+  // other names (reads there would stop at the old size). The binding
+  // raises it to 1 s, reply by reply, for directories and files
   // with one name (option singleNameAttrTimeout).
   const list = [`subtype=${o.subtype ?? 'tscryptfs'}`, 'attr_timeout=0'];
   if (o.negativeTimeout ?? true) list.push('negative_timeout=1');

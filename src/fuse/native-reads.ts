@@ -1,6 +1,6 @@
 /**
  * The native read path of a forward mount (issue 4; native/src/reader.c in
- * the batch addon, called by the patched binding's setReadHook). With it a
+ * the batch addon, called by the binding's setReadHook). With it a
  * READ is answered on the libfuse thread that received it: pread of the
  * cipher blocks and their decryption through node's OpenSSL, with no trip to
  * the JS thread, and in parallel when the kernel has several reads in

@@ -54,7 +54,7 @@ export interface FuseOperations {
   /** Milliseconds since the epoch of the last operation (for -idle). */
   lastActivity(): number;
   /**
-   * How many times each operation came to JS (what the patched binding
+   * How many times each operation came to JS (what the binding
    * answers itself is not counted), plus `nativeRead`: the reads the native
    * read path answered, when there is one, and `nativeAttr`: the chmod,
    * chown and utimens of open files it answered, `nativeWrite`: the
@@ -71,7 +71,7 @@ export interface FuseOperations {
   dropsSetIdBits: boolean;
 }
 
-/** The patched binding's attribute cache, as readdir feeds it (see Documentation/fuse-native.md). */
+/** The binding's attribute cache, as readdir feeds it (see Documentation/fuse-native.md). */
 export interface AttrCacheHook {
   /** Its generation now (taken before a listing is read); 0 when the cache is off. */
   gen(): number;
@@ -109,7 +109,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   /**
    * Like `answer`, for the operations libfuse2 follows with a getattr of the
    * same path (chmod, chown, utimens, truncate, mkdir, mknod, symlink, link):
-   * the attributes go back with the result, and the patched binding answers
+   * the attributes go back with the result, and the binding answers
    * that getattr without another trip here. A failing stat only means the
    * getattr comes here after all.
    */
@@ -230,7 +230,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       answer('open', path, cb, async () => addHandle(await vault.open(path, flags & ~KERNEL_HANDLED)), (fh) => [fh]);
     },
 
-    /** Creating operations get the request's caller (patched binding): a root mount creates as that user. */
+    /** Creating operations get the request's caller (the binding): a root mount creates as that user. */
     create(path: string, mode: number, flags: number, caller: FuseCaller, cb: FuseCallback): void {
       answer('create', path, cb, async () => {
         const f = await vault.open(path, (flags & ~(C.O_APPEND | C.O_TRUNC)) | C.O_CREAT, mode & 0o7777, ownerOf(caller));

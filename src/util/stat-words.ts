@@ -1,7 +1,7 @@
 /**
  * A file's attributes as 22 uint32 words, many entries back to back in one
  * Uint32Array: how a listing's attributes travel from the native listing
- * call (native/src/sys.c, statListing) to the patched fuse-native binding
+ * call (native/src/sys.c, statListing) to the fuse-native binding
  * (populate_stat in its C code reads the same layout), with no JavaScript
  * object per entry. 64-bit values are (low, high) word pairs, times
  * (seconds low, seconds high, nanoseconds).
@@ -50,7 +50,7 @@ export function putStatWords(w: Uint32Array, i: number, st: BigIntStats): void {
   putTime(w, at + 19, st.ctimeNs);
 }
 
-/** Attributes as the words the patched binding takes: as they are, or packed from a (bigint) Stats object. */
+/** Attributes as the words the binding takes: as they are, or packed from a (bigint) Stats object. */
 export function wordsOf(st: Uint32Array | BigIntStats | Stats): Uint32Array {
   if (st instanceof Uint32Array) return st;
   const w = new Uint32Array(STAT_WORDS);

@@ -39,7 +39,7 @@ test('libfuse2 missing: one line naming libfuse.so.2 and libfuse2, exit 19; -ver
   }
   const v = await runWithoutFuse('libfuse2', process.execPath, [BIN, '-version']);
   assert.equal(v.code, 0);
-  assert.match(v.stdout, /; fuse-native 2\.2\.6 not loadable; libfuse none; /);
+  assert.match(v.stdout, /; fuse-native 2\.2\.6-tscryptfs not loadable; libfuse none; /);
 });
 
 test('/dev/fuse missing: one line saying so, exit 19', T, async () => {

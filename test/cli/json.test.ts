@@ -73,7 +73,7 @@ test('-version -json: the parts of the -version line, valid against version.sche
   const line = (await tscryptfs(['-version'])).stdout;
   assert.ok(line.startsWith(`tscryptfs ${doc.tscryptfs}; node ${doc.node}; ${doc.platform}/${doc.arch}; `), line);
   assert.ok(line.includes(`; libfuse ${doc.libfuse ?? 'none'}; OpenSSL ${doc.openssl}; `), line);
-  assert.equal(doc.fuseProblem === null, doc.fusePatchLevel !== null);
+  assert.equal(doc.fuseProblem === null, doc.fuseSources !== null);
 });
 
 test('-speed -json: the version, the cpu and every row of the text output, valid against speed.schema.json', async () => {

@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { promises as fsp, readFileSync, realpathSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { cleanup, gocryptfs, initVault, lines, ROOT, snapshot, speedWithoutAegis, tempDir, tscryptfs } from './helpers.js';
@@ -22,8 +23,8 @@ after(async () => {
 const pkgVersion = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const VERSION_LINE = `tscryptfs ${pkgVersion}; node ${process.version}; ${process.platform}/${process.arch}`;
 
-/** The fuse-native patch level scripts/patch-fuse-native.mjs builds. */
-const PATCH_LEVEL = (JSON.parse(readFileSync(join(ROOT, 'patches', 'fuse-native.json'), 'utf8')) as { level: number }).level;
+/** The first 12 hex digits of the sha256 of the fork's C sources (native/fuse-native/source-hash.js), which its binary carries. */
+const FUSE_SOURCES = (createRequire(join(ROOT, 'native', 'fuse-native', 'index.js'))('./source-hash.js') as { sourceHash: () => string }).sourceHash().slice(0, 12);
 
 test('-version and --version: one line: the help header, then the parts that matter', async () => {
   for (const flag of ['-version', '--version']) {
@@ -36,11 +37,11 @@ test('-version and --version: one line: the help header, then the parts that mat
   }
 });
 
-test('-version with FUSE and the native addons: patch level, libfuse, AEGIS code path, batched AEAD', { ...needs('mount', 'native') }, async () => {
+test('-version with FUSE and the native addons: the binding\'s sources, libfuse, AEGIS code path, batched AEAD', { ...needs('mount', 'native') }, async () => {
   const r = await tscryptfs(['-version']);
   const libfuse = basename(realpathSync('/usr/lib/x86_64-linux-gnu/libfuse.so.2')).replace('libfuse.so.', '');
   const path = aegisNativeStatus().implementation!;
-  assert.equal(r.stdout, `${VERSION_LINE}; fuse-native 2.2.6 patch level ${PATCH_LEVEL}; libfuse ${libfuse}; OpenSSL ${process.versions.openssl}; AEGIS native ${path}; batched AEAD native\n`);
+  assert.equal(r.stdout, `${VERSION_LINE}; fuse-native 2.2.6-tscryptfs sources ${FUSE_SOURCES}; libfuse ${libfuse}; OpenSSL ${process.versions.openssl}; AEGIS native ${path}; batched AEAD native\n`);
   const off = await tscryptfs(['-version'], { env: { TSCRYPTFS_AEGIS: 'off', TSCRYPTFS_NATIVE_BATCH: '0' } });
   assert.match(off.stdout, /; AEGIS off; batched AEAD off\n$/);
   const ts = await tscryptfs(['-version'], { env: { TSCRYPTFS_AEGIS: 'ts' } });

@@ -1,6 +1,6 @@
 /**
  * What a test needs from the machine: root, a working FUSE (/dev/fuse, the
- * patched fuse-native build, fusermount), the gocryptfs binaries, python3,
+ * fuse-native binding, fusermount), the gocryptfs binaries, python3,
  * or the native addons (built at install time by a C compiler). Each is
  * checked once per test process. A test whose need is missing is skipped
  * with the reason, and `npm test` lists every skip and its reason at the end
@@ -22,7 +22,7 @@ export type Need =
   | 'root'
   /** Other users can run this checkout's bin/tscryptfs: every directory above it is searchable by others. */
   | 'others-reach-checkout'
-  /** A FUSE mount can be made: /dev/fuse, the patched fuse-native binding, fusermount; implies root. */
+  /** A FUSE mount can be made: /dev/fuse, the fuse-native binding, fusermount; implies root. */
   | 'mount'
   /** /usr/bin/gocryptfs and /usr/bin/gocryptfs-xray (Debian's gocryptfs 2.3). */
   | 'gocryptfs'

@@ -1,8 +1,8 @@
 /**
  * `npm ci` on a machine without a C compiler (issue 5): the install still
  * succeeds, AEGIS falls back to TypeScript (same bytes), the library works,
- * and mounting says clearly why it cannot (fuse-native is rebuilt from
- * source at install). Simulated with a PATH that holds every program of
+ * and mounting says clearly why it cannot (the FUSE binding, our fork of
+ * fuse-native, is built from source at install). Simulated with a PATH that holds every program of
  * this machine except the compilers and make.
  */
 import { test, before, after } from 'node:test';
@@ -31,7 +31,7 @@ before(() => {
       symlinkSync(join(dir, name), join(bin, name));
     }
   }
-  for (const p of ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'bin', 'scripts', 'native/binding.gyp', 'native/src', 'patches']) {
+  for (const p of ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'bin', 'scripts', 'native/binding.gyp', 'native/src', 'native/fuse-native']) {
     cpSync(join(REPO_ROOT, p), join(proj, p), { recursive: true });
   }
 });
@@ -44,7 +44,7 @@ test('npm ci without a compiler succeeds; AEGIS uses TypeScript, mounting explai
   assert.equal(ci.status, 0, `npm ci failed:\n${ci.stdout}\n${ci.stderr}`);
   const out = ci.stdout + ci.stderr;
   assert.match(out, /native AEGIS not built/);
-  assert.match(out, /fuse-native: not built/);
+  assert.match(out, /the FUSE binding is not built \(.*\): mounting is unavailable/);
   // The library works, and AEGIS runs in TypeScript with the draft's vector 1 (256X2, empty message).
   const probe = `
     import { Vault } from './dist/src/index.js';

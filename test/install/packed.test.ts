@@ -9,7 +9,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, promises as fsp, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, promises as fsp, readdirSync, symlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
@@ -20,7 +20,6 @@ import { needs, unmet } from '../helpers/requirements.js';
 const NEEDS = needs('mount', 'native');
 /** What a clone has and an install or a build adds: left out of the scratch copy. */
 const NOT_IN_A_CLONE = new Set(['node_modules', 'dist', '.git', 'native/build']);
-const PATCH_LEVEL = (JSON.parse(readFileSync(join(REPO_ROOT, 'patches', 'fuse-native.json'), 'utf8')) as { level: number }).level;
 
 let tmp = '';
 let prefix = '';
@@ -73,15 +72,15 @@ after(async () => {
 
 describe('installed from the packed tarball', NEEDS, () => {
   test('the package holds what a user needs, and no tests or sources of the build', () => {
-    for (const f of ['bin/tscryptfs', 'bin/tscryptfs-xray', 'dist/src/cli/main.js', 'Documentation/tscryptfs.1', 'Documentation/tscryptfs-xray.1', 'Documentation/schemas/fsck.schema.json', 'Documentation/examples/tscryptfs-data.service', 'native/build/Release/tscryptfs_aegis.node']) {
+    for (const f of ['bin/tscryptfs', 'bin/tscryptfs-xray', 'dist/src/cli/main.js', 'Documentation/tscryptfs.1', 'Documentation/tscryptfs-xray.1', 'Documentation/schemas/fsck.schema.json', 'Documentation/examples/tscryptfs-data.service', 'native/build/Release/tscryptfs_aegis.node', 'node_modules/fuse-native/LICENSE', 'node_modules/fuse-native/README.md', 'node_modules/fuse-native/build/Release/fuse.node']) {
       assert.ok(existsSync(join(installed, f)), `${f} is installed`);
     }
-    for (const f of ['dist/test', 'test', 'src', 'Documentation/tscryptfs.1.md']) assert.equal(existsSync(join(installed, f)), false, `${f} is not in the package`);
+    for (const f of ['dist/test', 'test', 'src', 'Documentation/tscryptfs.1.md', 'patches', 'node_modules/fuse-native/prebuilds']) assert.equal(existsSync(join(installed, f)), false, `${f} is not in the package`);
   });
 
-  test('-version: the patched fuse-native, libfuse, the native addons', async () => {
+  test('-version: the fuse-native fork, libfuse, the native addons', async () => {
     const r = ok('-version', await tscryptfs(['-version']));
-    assert.match(r.stdout, new RegExp(`^tscryptfs \\S+; node ${process.version}; ${process.platform}/${process.arch}; fuse-native 2\\.2\\.6 patch level ${PATCH_LEVEL}; libfuse 2\\.\\d+\\.\\d+; OpenSSL \\S+; AEGIS native \\S+; batched AEAD native\\n$`));
+    assert.match(r.stdout, new RegExp(`^tscryptfs \\S+; node ${process.version}; ${process.platform}/${process.arch}; fuse-native 2\\.2\\.6-tscryptfs sources [0-9a-f]{12}; libfuse 2\\.\\d+\\.\\d+; OpenSSL \\S+; AEGIS native \\S+; batched AEAD native\\n$`));
     ok('tscryptfs-xray -version', await run(join(prefix, 'bin', 'tscryptfs-xray'), ['-version'], { env: cleanEnv() }));
   });
 

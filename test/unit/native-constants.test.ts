@@ -1,6 +1,6 @@
 /**
  * Facts the C code and TypeScript both use have one home on the C side
- * (native/src/format.h, native/src/stat_words.h); this checks that
+ * (native/src/format.h, native/fuse-native/stat_words.h); this checks that
  * TypeScript states the same ones: the content format's constants, and the
  * 22-word stat layout, compared word for word between the native fstatat
  * and putStatWords over a bigint lstat of the same entries.
@@ -21,10 +21,10 @@ import { REPO_ROOT } from '../helpers/paths.js';
 import { needs } from '../helpers/requirements.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 
-/** The #define NAME VALUE lines of a header, with simple arithmetic of earlier names evaluated. */
+/** The #define NAME VALUE lines of a header under native/, with simple arithmetic of earlier names evaluated. */
 function defines(file: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const m of readFileSync(join(REPO_ROOT, 'native', 'src', file), 'utf8').matchAll(/^#define (\w+) (.+?)\s*(?:\/\*.*)?$/gm)) {
+  for (const m of readFileSync(join(REPO_ROOT, 'native', file), 'utf8').matchAll(/^#define (\w+) (.+?)\s*(?:\/\*.*)?$/gm)) {
     const expr = m[2]!.replace(/\b[A-Z_][A-Z0-9_]*\b/g, (name) => {
       const v = out.get(name);
       if (v === undefined) throw new Error(`${file}: ${m[1]} uses unknown ${name}`);
@@ -37,7 +37,7 @@ function defines(file: string): Map<string, number> {
 }
 
 test('native/src/format.h and the TypeScript content layer state the same format constants', () => {
-  const h = defines('format.h');
+  const h = defines('src/format.h');
   assert.equal(h.get('TSCRYPTFS_BLOCK_SIZE'), BLOCK_SIZE);
   assert.equal(h.get('TSCRYPTFS_HEADER_LEN'), HEADER_LEN);
   assert.equal(h.get('TSCRYPTFS_HEADER_VERSION'), HEADER_VERSION);
@@ -48,11 +48,11 @@ test('native/src/format.h and the TypeScript content layer state the same format
 });
 
 test('native/src/aegis_export.h numbers AEGIS-256X2 as src/crypto/aegis/variants.ts does', () => {
-  assert.equal(defines('aegis_export.h').get('TSCRYPTFS_AEGIS_256X2'), AEGIS_VARIANTS.aegis256x2.nativeId);
+  assert.equal(defines('src/aegis_export.h').get('TSCRYPTFS_AEGIS_256X2'), AEGIS_VARIANTS.aegis256x2.nativeId);
 });
 
-test('native/src/stat_words.h and src/util/stat-words.ts agree on the word count', () => {
-  assert.equal(defines('stat_words.h').get('STAT_WORDS'), STAT_WORDS);
+test('native/fuse-native/stat_words.h and src/util/stat-words.ts agree on the word count', () => {
+  assert.equal(defines('fuse-native/stat_words.h').get('STAT_WORDS'), STAT_WORDS);
 });
 
 interface StatBinding {

@@ -2,9 +2,8 @@
  * A file's attributes as 22 uint32 words: the one layout in which stat
  * results travel between the native calls, JavaScript
  * (src/util/stat-words.ts, checked against this file by
- * test/unit/native-constants.test.ts) and the patched fuse-native binding,
- * which gets a copy of this header as tscryptfs_stat_words.h at install
- * (scripts/patch-fuse-native.mjs). 64-bit values are (low, high) word
+ * test/unit/native-constants.test.ts) and the binding (fuse-native.c).
+ * 64-bit values are (low, high) word
  * pairs, times (seconds low, seconds high, nanoseconds):
  *
  *   0 mode  1 uid  2 gid  3-4 size  5 dev  6 nlink  7-8 ino  9 rdev

@@ -1,11 +1,9 @@
 /*
- * The two hooks the patched fuse-native binding calls on its own libfuse
- * threads (patches/fuse-native+2.2.6.patch: setReadHook, setAssistHook).
- * This is their one definition: native/src/reader.c and shared_job.c
- * build them, and scripts/patch-fuse-native.mjs copies this header into
- * the binding as tscryptfs_hooks.h before it is compiled. A hook travels
- * as a Node-API external; the binding checks its magic number (which
- * carries a version) before it uses one.
+ * The two hooks the binding (fuse-native.c: setReadHook, setAssistHook)
+ * calls on its own libfuse threads. This is their one definition: the
+ * binding calls them, native/src/reader.c and shared_job.c build them. A
+ * hook travels as a Node-API external; the binding checks its magic number
+ * (which carries a version) before it uses one.
  */
 #ifndef TSCRYPTFS_FUSE_HOOKS_H
 #define TSCRYPTFS_FUSE_HOOKS_H
