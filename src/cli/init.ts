@@ -30,6 +30,7 @@ import { hasMasterKeyArg } from './masterkey.js';
 import { describeError, PROGRAM_NAME, type Output } from './output.js';
 import { readPasswordTwice, wipe } from './password.js';
 import { packageVersion } from './version.js';
+import { internalAccess } from '../vault/internal-access.js';
 
 /** log2(N) from -scryptn: 0 or less means the default, as in gocryptfs. */
 export function scryptLogN(args: ParsedArgs, exitCode: number): number {
@@ -154,7 +155,7 @@ export async function runInit(ctx: CliContext): Promise<void> {
       masterKey = created.masterKey;
     } else {
       const vault = await Vault.init(cipherdir, init);
-      masterKey = vault.getMasterKey();
+      masterKey = internalAccess(vault).masterKey();
       await vault.close();
     }
   } catch (err) {

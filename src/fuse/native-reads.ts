@@ -57,7 +57,7 @@
  * TSCRYPTFS_NATIVE_OPEN=0.
  */
 import type { Vault, VaultFile } from '../vault/index.js';
-import type { FileKey } from '../vault/index.js';
+import { fileDescriptor, internalAccess, type FileKey } from '../vault/index.js';
 import { BATCH_GCM, BATCH_XCHACHA, READER_READABLE, READER_WRITABLE, READ_AEGIS, batchBinding } from '../crypto/native-batch.js';
 import { aegisNativeBinding } from '../crypto/aegis/native.js';
 import { AEGIS_VARIANTS } from '../crypto/aegis/variants.js';
@@ -114,7 +114,7 @@ export interface NativeReadsOptions {
   writes: boolean;
   /** Answer unlinks of listed names natively too (unless TSCRYPTFS_NATIVE_UNLINK=0). */
   unlinks: boolean;
-  /** Answer lookups natively too (unless TSCRYPTFS_NATIVE_LOOKUP=0), where the vault's names allow (Vault.nativeNameKey). */
+  /** Answer lookups natively too (unless TSCRYPTFS_NATIVE_LOOKUP=0), where the vault's names allow (InternalAccess.nameKey). */
   lookups: boolean;
   /** And opens for reading (unless TSCRYPTFS_NATIVE_OPEN=0), where lookups are native. */
   opens: boolean;
@@ -149,7 +149,8 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
   if (!on.reads) return null;
   const binding = batchBinding();
   if (!binding) return null;
-  const spec = vault.nativeReadKey();
+  const access = internalAccess(vault);
+  const spec = access.contentKey();
   if (!spec) return null;
   let created: [object, ArrayBuffer];
   try {
@@ -164,7 +165,7 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
     spec.key.fill(0);
   }
   const [reader, fences] = created;
-  const names = o.lookups && on.lookups ? vault.nativeNameKey() : null;
+  const names = o.lookups && on.lookups ? access.nameKey() : null;
   const opens = names !== null && o.opens && on.opens;
   const writes = o.writes && on.writes;
   const unlinks = o.unlinks && on.unlinks;
@@ -177,11 +178,11 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
           release: ({ dev, ino }: FileKey) => binding.readerSlotRelease(reader, dev32(dev), ...halves(BigInt(ino))),
         }
       : undefined;
-    vault.useWriteFences(fences, slots);
+    access.useWriteFences(fences, slots);
     if (o.attrs && on.attrs) binding.readerAttrs(reader, 1);
     if (writes) binding.readerWrites(reader, 1, vault.preallocates ? 1 : 0);
     // The binding checks kept listings through the reader's walks (Documentation/fuse-native.md), so it gets the root on read-only mounts too.
-    binding.readerCipherRoot(reader, vault.nativeRootFd(), unlinks);
+    binding.readerCipherRoot(reader, access.rootFd(), unlinks);
     if (rmdirs) binding.readerRmdirs(reader, true, vault.format.dirIV);
     if (names) {
       binding.readerNames(reader, names.key, names.longNameMax, names.raw64);
@@ -196,7 +197,7 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
       // A file opened before these fences were attached (or under another
       // mount's) has no slot here: its reads stay in JS.
       const slot = file.fenceIn(fences);
-      if (slot >= 0) binding.readerOpen(reader, fh, file.fd, slot, (file.readable ? READER_READABLE : 0) | (writes && file.writable ? READER_WRITABLE : 0));
+      if (slot >= 0) binding.readerOpen(reader, fh, fileDescriptor(file), slot, (file.readable ? READER_READABLE : 0) | (writes && file.writable ? READER_WRITABLE : 0));
     },
     close(fh) {
       binding.readerClose(reader, fh); // nothing to do for a handle it never saw
@@ -216,8 +217,8 @@ export function createNativeReads(vault: Vault, o: NativeReadsOptions, env: Node
     syncRemovedDirs() {
       if (!rmdirs) return; // nothing to take: no call into the addon for every request
       const removed = binding.readerTakeRemovedDirs(reader);
-      if (removed === false) vault.forgetCipherDirs();
-      else if (removed !== undefined) for (const c of removed) vault.forgetCipherDirs(c);
+      if (removed === false) access.forgetCipherDirs();
+      else if (removed !== undefined) for (const c of removed) access.forgetCipherDirs(c);
     },
     stats() {
       const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed] = binding.readerStats(reader);

@@ -11,6 +11,7 @@ import type { AtCalls, TimeArg } from '../util/sys-at.js';
 import { allocateContent, plainSize, readContent, readContentInto, truncateContent, writeContent, type ContentFile } from './file-content.js';
 import { accessMode } from './open-flags.js';
 import { setSize, withoutSetIdBits } from './stats.js';
+import { registerFileDescriptor } from './internal-access.js';
 
 /** What a handle needs of its vault to change the file's attributes. */
 export interface FileAttrAccess {
@@ -46,11 +47,8 @@ export class VaultFile {
     readonly path: string,
     private readonly onClose: () => void,
     private readonly attrs: FileAttrAccess,
-  ) {}
-
-  /** The backing file descriptor (for FUSE adapters and tests). */
-  get fd(): number {
-    return this.f.fd;
+  ) {
+    registerFileDescriptor(this, () => this.f.fd);
   }
 
   /** The file's write fence slot (./write-fences.ts) in the counters of `buffer`; -1 for none. */

@@ -24,8 +24,9 @@ import { configError, fsError, hasCode, sameCode } from '../util/errors.js';
 import { stderrLogger } from '../util/logger.js';
 import { atCalls, type AtCalls, type TimeArg } from '../util/sys-at.js';
 import { FileStateTable } from './file-state.js';
-import { WriteFences, type FenceSlots } from './write-fences.js';
-import { deriveCiphers, nativeContentKey, nativeNameKey, type NativeContentKey, type NativeNameKey, type VaultCiphers } from './keys.js';
+import { WriteFences } from './write-fences.js';
+import { registerInternalAccess } from './internal-access.js';
+import { deriveCiphers, nativeContentKey, nativeNameKey, type VaultCiphers } from './keys.js';
 import type { BackendName } from '../crypto/index.js';
 import {
   passwordBytes,
@@ -103,6 +104,29 @@ export class Vault {
       nameMemo: new NameMemo(),
       assertOpen: () => this.assertOpen(),
     };
+    registerInternalAccess(this, {
+      masterKey: () => {
+        this.assertOpen();
+        return Buffer.from(this.masterKey);
+      },
+      contentKey: () => {
+        this.assertOpen();
+        return nativeContentKey(this.masterKey, this.format, this.backend);
+      },
+      nameKey: () => {
+        this.assertOpen();
+        return this.tree.badname.length > 0 ? null : nativeNameKey(this.masterKey, this.format, this.backend);
+      },
+      rootFd: () => {
+        this.assertOpen();
+        return this.tree.rootFd;
+      },
+      forgetCipherDirs: (cipherPath) => {
+        if (cipherPath === undefined) this.tree.clear();
+        else this.tree.forgetTree(posix.join(this.tree.rootPath, cipherPath));
+      },
+      useWriteFences: (buffer, slots) => this.files.useFences(new WriteFences(buffer, slots)),
+    });
   }
 
   /** Opens the cipher tree and builds the Vault around it. */
@@ -157,12 +181,6 @@ export class Vault {
     return Vault.make(cipherdir, { ...format }, config, Buffer.from(masterKey), opts);
   }
 
-  /** The master key (a copy). Handle with care. */
-  getMasterKey(): Uint8Array {
-    this.assertOpen();
-    return Buffer.from(this.masterKey);
-  }
-
   /** Closes every open handle and forgets the key material. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -173,57 +191,9 @@ export class Vault {
     await this.tree.close();
   }
 
-  /**
-   * For a mount's native read path (src/fuse/native-reads.ts): the content
-   * cipher and a fresh copy of its key when that path can read this
-   * filesystem, else null. The caller wipes the key once handed over.
-   */
-  nativeReadKey(): NativeContentKey | null {
-    this.assertOpen();
-    return nativeContentKey(this.masterKey, this.format, this.backend);
-  }
-
-  /**
-   * For a mount's native lookup (native/src/lookup.c): the name key, freshly
-   * derived (the caller wipes it), when the native lookup finds names as
-   * this vault does; null otherwise (plaintext or deterministic names,
-   * long names off, -badname, the TypeScript backend).
-   */
-  nativeNameKey(): NativeNameKey | null {
-    this.assertOpen();
-    return this.tree.badname.length > 0 ? null : nativeNameKey(this.masterKey, this.format, this.backend);
-  }
-
-  /**
-   * The cipher directory's own descriptor (O_PATH), for a mount's native
-   * unlink, which walks from it as the vault does (cipher-tree.ts). It stays
-   * open until close(); whoever keeps it longer takes a duplicate.
-   */
-  nativeRootFd(): number {
-    this.assertOpen();
-    return this.tree.rootFd;
-  }
-
-  /**
-   * A directory at `cipherPath` (from the cipher directory: its names on
-   * disk joined by "/") was removed behind the vault's back, by a mount's
-   * native rmdir: the vault forgets what it kept of it and of everything
-   * below it, as after its own rmdir. Without `cipherPath`, of every
-   * directory.
-   */
-  forgetCipherDirs(cipherPath?: string): void {
-    if (cipherPath === undefined) this.tree.clear();
-    else this.tree.forgetTree(posix.join(this.tree.rootPath, cipherPath));
-  }
-
   /** Whether writes reserve their space first (for a native write path, which must do as the vault does). */
   get preallocates(): boolean {
     return this.core.prealloc.active;
-  }
-
-  /** Write fences (./write-fences.ts) for the files opened from now on; `buffer` holds the counters. */
-  useWriteFences(buffer: ArrayBuffer, slots?: FenceSlots): void {
-    this.files.useFences(new WriteFences(buffer, slots));
   }
 
   /** Which system calls reach the cipher directory: 'native' (*at() calls) or 'proc' (/proc/self/fd paths). */

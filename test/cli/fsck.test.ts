@@ -20,6 +20,7 @@ import { run } from '../helpers/mount.js';
 import { Vault } from '../../src/index.js';
 import { fsckCipherdir, type FsckFinding, type FsckReport } from '../../src/vault/fsck/index.js';
 import { needs } from '../helpers/requirements.js';
+import { internalAccess } from '../../src/vault/internal-access.js';
 
 let tmp: string;
 before(async () => {
@@ -53,7 +54,7 @@ function reportedPaths(stdout: string): string[] {
 async function libraryFsck(dir: string, password: string): Promise<FsckReport> {
   const v = await Vault.open(dir, { password, readOnly: true });
   try {
-    return await fsckCipherdir(dir, { format: v.format, masterKey: v.getMasterKey() });
+    return await fsckCipherdir(dir, { format: v.format, masterKey: internalAccess(v).masterKey() });
   } finally {
     await v.close();
   }
@@ -217,7 +218,7 @@ test('not root: unreadable entries are skipped, not corrupt (exit 26, "re-run as
   const dir = join(tmp, 'unreadable');
   await fsp.mkdir(dir);
   const v = await Vault.init(dir, { password: 'pw', scryptLogN: 10 });
-  const key = Buffer.from(v.getMasterKey()).toString('hex');
+  const key = Buffer.from(internalAccess(v).masterKey()).toString('hex');
   try {
     await v.mkdir('/closed');
     await v.writeFile('/closed/inside', 'x');

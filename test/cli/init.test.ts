@@ -15,6 +15,7 @@ import {
   xrayMasterKey,
 } from './helpers.js';
 import { needs } from '../helpers/requirements.js';
+import { internalAccess } from '../../src/vault/internal-access.js';
 
 let tmp: string;
 before(async () => {
@@ -206,7 +207,7 @@ test('gocryptfs reads what -init wrote: same -info, same master key', needs('goc
     assert.equal(theirs.code, 0, theirs.stderr);
     assert.equal(ours.stdout, theirs.stdout);
     const vault = await Vault.open(dir, { password: 'pw' });
-    const key = Buffer.from(vault.getMasterKey()).toString('hex');
+    const key = Buffer.from(internalAccess(vault).masterKey()).toString('hex');
     await vault.close();
     assert.equal(xrayMasterKey(join(dir, 'gocryptfs.conf'), 'pw'), key);
   }

@@ -16,6 +16,7 @@ import {
   xrayMasterKey,
 } from './helpers.js';
 import { needs } from '../helpers/requirements.js';
+import { internalAccess } from '../../src/vault/internal-access.js';
 
 let tmp: string;
 before(async () => {
@@ -32,7 +33,7 @@ function fresh(extra: string[] = [], password = 'old'): Promise<string> {
 
 async function masterKeyOf(dir: string, password: string): Promise<string> {
   const v = await Vault.open(dir, { password });
-  const key = Buffer.from(v.getMasterKey()).toString('hex');
+  const key = Buffer.from(internalAccess(v).masterKey()).toString('hex');
   await v.close();
   return key;
 }

@@ -20,6 +20,7 @@ import { useCipherdir } from '../helpers/mount-suite.js';
 import { dumpMasterKey } from '../helpers/gocryptfs.js';
 import { BIN, initVault, modeOf, tscryptfs } from './helpers.js';
 import { needs } from '../helpers/requirements.js';
+import { internalAccess } from '../../src/vault/internal-access.js';
 
 const T = { timeout: 60_000, ...needs('mount', 'gocryptfs') };
 const fx = useCipherdir('secrets', 'tscryptfs');
@@ -115,7 +116,7 @@ test('key buffers are zeroed: the serving plan\'s copy once the vault has its ow
     cipherdir: fx.cipherdir,
     mountpoint: join(fx.tmp, 'mnt-wipe'),
     format: v.format,
-    masterKey: Buffer.from(v.getMasterKey()),
+    masterKey: Buffer.from(internalAccess(v).masterKey()),
     backend: 'node',
     readOnly: true,
     noPrealloc: false,

@@ -9,6 +9,7 @@ import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { Vault } from '../../src/vault/index.js';
 import { BIN, cleanup, tempDir } from './helpers.js';
+import { internalAccess } from '../../src/vault/internal-access.js';
 
 if (spawnSync('script', ['--version']).status !== 0) throw new Error('script(1) from util-linux is required by the terminal tests');
 
@@ -68,7 +69,7 @@ test('-init on a terminal: Password/Repeat without echo, master key shown once',
   assert.ok(m, r.output);
   const shown = (m[1]! + m[2]!).replace(/-/g, '');
   const vault = await Vault.open(dir, { password: 'tty-secret' });
-  assert.equal(Buffer.from(vault.getMasterKey()).toString('hex'), shown);
+  assert.equal(Buffer.from(internalAccess(vault).masterKey()).toString('hex'), shown);
   await vault.close();
   assert.match(r.output, /The gocryptfs filesystem has been created successfully\./);
 });

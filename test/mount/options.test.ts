@@ -24,6 +24,7 @@ import {
 import { useCipherdir } from '../helpers/mount-suite.js';
 import { BIN } from '../helpers/paths.js';
 import { GOCRYPTFS_BIN as GOCRYPTFS, needs } from '../helpers/requirements.js';
+import { internalAccess } from '../../src/vault/internal-access.js';
 
 const T = { timeout: 60_000, ...needs('mount') };
 const impl = MOUNT_IMPL;
@@ -60,7 +61,7 @@ test('-config and -masterkey mount the same filesystem', T, async () => {
     await fsp.writeFile(join(mnt, 'via-config'), 'c');
   });
   const v = await Vault.open(fx.cipherdir, { password: 'test' });
-  const key = Buffer.from(v.getMasterKey()).toString('hex');
+  const key = Buffer.from(internalAccess(v).masterKey()).toString('hex');
   await v.close();
   await withMount(impl, fx.cipherdir, join(fx.tmp, 'm4'), { password: false, flags: [`-masterkey=${key}`] }, async (mnt) => {
     assert.equal(await fsp.readFile(join(mnt, 'via-config'), 'utf8'), 'c');

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Vault } from '../../src/index.js';
 import { Aegis256X2Aead, hkdfSha256, HKDF_INFO } from '../../src/crypto/index.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
+import { internalAccess } from '../../src/vault/internal-access.js';
 
 const BLOCK = 4096;
 const CBS = 4096 + 32 + 16;
@@ -64,7 +65,7 @@ describe('AEGIS-256X2 cipher directory', () => {
     assert.equal(raw.length, 18 + 2 * CBS + 1000 + 48);
     assert.equal(raw.readUInt16BE(0), 2, 'header version');
     const fileId = raw.subarray(2, 18);
-    const aead = new Aegis256X2Aead(hkdfSha256(v.getMasterKey(), HKDF_INFO.gcm, 32), 'ts');
+    const aead = new Aegis256X2Aead(hkdfSha256(internalAccess(v).masterKey(), HKDF_INFO.gcm, 32), 'ts');
     for (let k = 0; k < 3; k++) {
       const blk = raw.subarray(18 + k * CBS, Math.min(raw.length, 18 + (k + 1) * CBS));
       const aad = Buffer.alloc(24);

@@ -12,6 +12,7 @@ import { promises as fsp, readdirSync, lstatSync, readFileSync, constants as C }
 import { join } from 'node:path';
 import { Vault } from '../../src/index.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { internalAccess } from '../../src/vault/internal-access.js';
 import { needs } from '../helpers/requirements.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 
@@ -227,13 +228,13 @@ describe('the backing layer', () => {
     await fsp.rm(cipher, { recursive: true }); // behind the vault's back
     await v.mkdir('/gone/d', 0o755);
     await assert.rejects(v.writeFile('/gone/d/g', 'g'), { code: 'ENOENT' }, 'still the removed directory');
-    v.forgetCipherDirs(rel);
+    internalAccess(v).forgetCipherDirs(rel);
     await v.writeFile('/gone/d/g', 'g');
     assert.deepEqual(await v.readdir('/gone/d'), ['g']);
     await fsp.rm(join(await v.cipherPath('/gone/d'), '..'), { recursive: true });
     await v.mkdir('/gone', 0o755);
     await assert.rejects(v.mkdir('/gone/d', 0o755), { code: 'ENOENT' }, 'still the removed parent');
-    v.forgetCipherDirs(); // every directory
+    internalAccess(v).forgetCipherDirs(); // every directory
     await v.mkdir('/gone/d', 0o755);
     assert.deepEqual(await v.readdir('/gone'), ['d']);
   });

@@ -14,6 +14,7 @@ import { fsckCipherdir, corruptPaths, type FsckReport } from '../../src/vault/fs
 import * as xattr from '../../src/util/xattr-io.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 import { treeState } from '../helpers/tree-state.js';
+import { internalAccess } from '../../src/vault/internal-access.js';
 
 const quiet: Logger = { warn: () => undefined };
 const NONCE: Record<CipherName, number> = { 'aes-gcm': 16, 'aes-siv': 16, xchacha: 24, aegis: 32 };
@@ -60,7 +61,7 @@ for (const mode of MODES) {
     before(async () => {
       tmp = makeTempDir();
       v = await Vault.init(tmp, { password: 'pw', scryptLogN: 10, logger: quiet, cipher: mode.cipher, ...(mode.plaintextNames && { plaintextNames: true }), ...(mode.deterministicNames && { deterministicNames: true }) });
-      key = v.getMasterKey();
+      key = internalAccess(v).masterKey();
       for (const f of ['f', 'h', 'short', 't', 's1', 's2', 'ok', 'x', 'x2']) await v.writeFile(`/${f}`, data);
       await v.writeFile('/empty', '');
       const sp = await v.open('/sparse', 'w');

@@ -14,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { Vault } from '../../src/index.js';
 import { WriteFences } from '../../src/vault/write-fences.js';
 import { FileState } from '../../src/vault/file-state.js';
+import { internalAccess } from '../../src/vault/internal-access.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 
 let tmp = '';
@@ -32,7 +33,7 @@ test('each change to an open file moves its started and finished counters once; 
   const v = await newVault('a');
   const buf = new ArrayBuffer(8 * 16);
   const counters = new Int32Array(buf);
-  v.useWriteFences(buf);
+  internalAccess(v).useWriteFences(buf);
   const h = await v.open('/f', 'w+');
   const other = await v.open('/f', 'r');
   const s = h.fenceIn(buf);
@@ -61,7 +62,7 @@ test('a failed write still finishes its fence; out of slots a file gets none and
   const v = await newVault('b');
   const buf = new ArrayBuffer(16);
   const counters = new Int32Array(buf);
-  v.useWriteFences(buf);
+  internalAccess(v).useWriteFences(buf);
   const a = await v.open('/a', 'w+');
   const b = await v.open('/b', 'w+');
   assert.equal(a.fenceIn(buf), 0);
@@ -101,7 +102,7 @@ test('JS holds the owner word while it reads or changes an open file, and gives 
   const v = await newVault('c');
   const buf = new ArrayBuffer(4 * 16);
   const counters = new Int32Array(buf);
-  v.useWriteFences(buf);
+  internalAccess(v).useWriteFences(buf);
   const h = await v.open('/f', 'w+');
   const owner = 4 * h.fenceIn(buf) + 2;
   await h.write(Buffer.alloc(5000, 7), 0);
