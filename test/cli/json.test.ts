@@ -98,8 +98,8 @@ test('-speed -json with TSCRYPTFS_AEGIS=off: AEGIS rows null and unselected (in-
   assert.deepEqual(aegis.map((x) => [x.mbPerSec, x.selected]), [[null, false], [null, false], [null, false], [null, false]]);
 });
 
-test('the README\'s examples are valid against the schemas too', () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+test('the examples of Documentation/usage.md are valid against the schemas too', () => {
+  const readme = readFileSync(join(ROOT, 'Documentation', 'usage.md'), 'utf8');
   const blocks = [...readme.matchAll(/^```json\n([\s\S]*?)^```$/gm)].map((m) => JSON.parse(m[1]!) as Record<string, unknown>);
   const kinds = blocks.map((doc) => ('configPath' in doc ? 'info' : 'cipherdir' in doc ? 'fsck' : 'blockSize' in doc ? 'speed' : 'unknown'));
   assert.deepEqual(kinds, ['info', 'fsck', 'speed']);
