@@ -1,5 +1,5 @@
 /*
- * The cipher directories the native hooks used last, kept open (issue 16).
+ * The cipher directories the native hooks used last, kept open.
  * The native unlink, rmdir, lookup and open each need the directory that
  * holds a name, opened O_PATH from the cipher directory's root without
  * following a symlink; opened afresh for every request, that is an

@@ -1,5 +1,5 @@
 /*
- * A mount's native lookup (issue 16): the GETATTR libfuse2 sends for every
+ * A mount's native lookup: the GETATTR libfuse2 sends for every
  * LOOKUP and stat(2) that the binding's attribute cache cannot answer,
  * answered on the libfuse thread that received it. In JavaScript each
  * costs two thread hand-overs for one fstatat; an md5sum -c of the bench

@@ -1,5 +1,5 @@
 /*
- * A mount's native open (issue 16): an OPEN for reading answered on the
+ * A mount's native open: an OPEN for reading answered on the
  * libfuse thread that received it. In JavaScript each costs two thread
  * hand-overs for a walk, one openat(2) and one fstat(2); an md5sum -c of
  * the bench tree sends 19,376, its last trips to JS once lookups and reads

@@ -1,5 +1,5 @@
 /*
- * A mount's native read path (issue 4). A sequential read through the mount
+ * A mount's native read path. A sequential read through the mount
  * is one 128 KiB READ at a time; answered in JavaScript, each costs two
  * thread hand-overs on top of the pread and the decryption, all on the one
  * JS thread. Here the libfuse thread that received the READ answers it

@@ -1,5 +1,5 @@
 /*
- * A mount's native unlink (issue 16): an UNLINK answered on the libfuse
+ * A mount's native unlink: an UNLINK answered on the libfuse
  * thread that received it. Answered in JavaScript, each costs two thread
  * hand-overs for one unlinkat; an rm -r of the bench tree sends 19,392.
  *

@@ -1,5 +1,5 @@
 /*
- * A mount's native write path (issue 16): the WRITE answered on the
+ * A mount's native write path: the WRITE answered on the
  * libfuse thread that received it, as the read path (reader.c) answers a
  * READ. Answered in JavaScript, a write costs two thread hand-overs on top
  * of its sealing and pwrite, all on the one JS thread; an untar sends 3.6

@@ -1,5 +1,5 @@
 /**
- * The native read path of a forward mount (issue 4; native/src/reader.c in
+ * The native read path of a forward mount (native/src/reader.c in
  * the batch addon, called by the binding's setReadHook). With it a
  * READ is answered on the libfuse thread that received it: pread of the
  * cipher blocks and their decryption through node's OpenSSL, with no trip to

@@ -2,7 +2,7 @@
  * The mixed load of scripts/mixed-load.py (opens, sparse writes, failing
  * clone/dedupe ioctls, splice, truncates, unlinks) from several processes
  * at once, and what /proc says about the daemon serving a mount: the load
- * that made libfuse2 start and end worker threads all the time (issue 19).
+ * that makes libfuse2 start and end worker threads all the time.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

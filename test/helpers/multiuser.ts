@@ -1,5 +1,5 @@
 /**
- * Acting as other users in mount tests (issue 14): the mount is made by
+ * Acting as other users in mount tests: the mount is made by
  * root with -allow_other, and the steps run as ordinary uids through
  * setpriv (real and effective uid/gid, supplementary groups as given).
  *

@@ -1,5 +1,5 @@
 /**
- * `npm ci` on a machine without a C compiler (issue 5): the install still
+ * `npm ci` on a machine without a C compiler: the install still
  * succeeds, AEGIS falls back to TypeScript (same bytes), the library works,
  * and mounting says clearly why it cannot (the FUSE binding, our fork of
  * fuse-native, is built from source at install). Simulated with a PATH that holds every program of

@@ -1,5 +1,5 @@
 /**
- * The mount with an -aegis cipher directory (issue 5): real programs and
+ * The mount with an -aegis cipher directory: real programs and
  * the awkward write patterns through tscryptfs, checked against a plain copy
  * and through the Vault, plus the cipher-side sizes of Documentation/format.md §6.6.
  * gocryptfs 2.3 cannot mount AEGIS, so this runs on tscryptfs only.

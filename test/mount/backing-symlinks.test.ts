@@ -1,5 +1,5 @@
 /**
- * Issue 14, point 5 (security): the cipher directory is untrusted, so the
+ * Security: the cipher directory is untrusted, so the
  * daemon must never follow a symlink planted in it. While root (and uid
  * 65534) create, write, chmod, chown, truncate, touch, rename and remove
  * entries through a root mount with -allow_other, another process swaps,

@@ -1,5 +1,5 @@
 /**
- * Issue 14, point 2: plaintext paths up to PATH_MAX. A path of 4095 bytes
+ * Plaintext paths up to PATH_MAX. A path of 4095 bytes
  * made of 31 directories of 127 bytes and a 127-byte file name is legal;
  * its encrypted names (171 bytes each) make the backing path about 5,500
  * bytes, longer than PATH_MAX, so an implementation that builds full

@@ -1,5 +1,5 @@
 /**
- * Issue 14, points 3 and 4, on a root mount with -allow_other:
+ * Device nodes and fallocate on a root mount with -allow_other:
  *
  * - device nodes: root creates block and character devices without -dev
  *   (as gocryptfs 2.3 does; the mount's nodev keeps them unusable: EACCES

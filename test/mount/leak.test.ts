@@ -1,5 +1,5 @@
 /**
- * The daemon's memory under a mixed load (issue 19): cycles of the random
+ * The daemon's memory under a mixed load: cycles of the random
  * tester beside four processes of scripts/mixed-load.py (opens, sparse
  * writes, failing clone/dedupe ioctls, splice), with everything removed
  * after each cycle. Nothing is left on disk, so nothing may be left in

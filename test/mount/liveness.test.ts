@@ -47,7 +47,7 @@ test(`under the mixed load from ${PROCS} processes (${OPS} operations each) ever
   await fsp.rm(fx.p('w'), { recursive: true });
   assert.deepEqual(await fsp.readdir(fx.mnt), []);
   t.diagnostic(`rm -r of the load's files: ${Date.now() - t0} ms`);
-  // RELEASE is answered before JS closes the handle (patch level 27): each must still come through.
+  // RELEASE is answered before JS closes the handle: each must still come through.
   await sleep(200);
   assert.equal(descriptors(), fdsBefore, 'the daemon holds as many descriptors as before the load: every file opened was released and closed');
   await fx.teardown();

@@ -252,7 +252,7 @@ out(os.read(fd, 100).decode())`,
     py<string>(`out(t(lambda: os.mknod(A[0], 0o600 | stat.${kind}, os.makedev(${dev[0]}, ${dev[1]}))))`, [fx.p('special', name)]);
   assert.equal(await mknod('sock', 'S_IFSOCK'), 'OK', 'mknod of a socket');
   assert.equal(await mknod('fifo', 'S_IFIFO'), 'EEXIST', 'mknod over an existing name');
-  // Issue 14 (it replaces issue 3's EPERM): as gocryptfs 2.3, root creates device nodes without -dev too;
+  // As gocryptfs 2.3, root creates device nodes without -dev too;
   // the mount is nodev, so they cannot be opened. -dev only lifts nodev (tested below).
   assert.equal(await mknod('chr', 'S_IFCHR', [1, 3]), 'OK', 'mknod of a char device without -dev (as root)');
   assert.equal(await mknod('blk', 'S_IFBLK', [7, 0]), 'OK', 'mknod of a block device without -dev (as root)');

@@ -1,5 +1,5 @@
 /**
- * Issue 14, point 1: a mount made by root with -allow_other, used by
+ * A mount made by root with -allow_other, used by
  * ordinary users (uids 65534, 65533, 65532 through setpriv). New files,
  * directories, symlinks, fifos and sockets belong to the user who made them
  * (in the mount and on the cipher side), with the group of a setgid parent;

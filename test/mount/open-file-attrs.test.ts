@@ -1,9 +1,8 @@
 /**
- * chmod, chown and utimens of a file that has a handle open (issue 16,
- * points 2 and 4): the patched binding hands them to the native read
- * path's registry (reader_attr in native/src/reader.c), which changes the
- * handle's cipher file on the libfuse thread instead of the cipher file's
- * name in JS. An untar makes three such calls per file (futimens, fchown
+ * chmod, chown and utimens of a file that has a handle open: the binding
+ * hands them to the native read path's registry (reader_attr in
+ * native/src/reader.c), which changes the handle's cipher file on the
+ * libfuse thread instead of the cipher file's name in JS. An untar makes three such calls per file (futimens, fchown
  * and fchmod on the descriptor it wrote through).
  *
  * Oracle: ext4, as in multiuser.test.ts. The same scenario (fd-based and

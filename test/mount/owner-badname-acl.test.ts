@@ -1,5 +1,5 @@
 /**
- * Issue 14, point 6: three mount flags that must do what gocryptfs 2.3 does
+ * Three mount flags that must do what gocryptfs 2.3 does
  * (Documentation/MANPAGE.md of v2.3; the source references are in the
  * comments of each test), on root mounts:
  *

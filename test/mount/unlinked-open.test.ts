@@ -91,9 +91,9 @@ test('fstat after ftruncate of an unlinked open file says nlink 0, also with the
 
 test('fstat of an open file whose other name is unlinked after the open one says nlink 0', T, async () => {
   // fsx replay: open #0 f0 w+; link f0 f1; unlink f0; unlink f1. libfuse answers GETATTR of the hidden
-  // open name with the other names' count, 1 here. Before patch level 25 the binding gave nlink <= 1 a
-  // 1 s kernel attribute timeout, which UNLINK of f1 (another node id) did not drop: fstat said 1 for
-  // about a second. Now a file that more than one node id leads to gets no timeout.
+  // open name with the other names' count, 1 here. A 1 s kernel attribute timeout for nlink <= 1 would
+  // outlive the UNLINK of f1 (another node id), and fstat would say 1 for about a second: a file that
+  // more than one node id leads to gets no timeout.
   await fsp.writeFile(fx.p('two-a'), 'x');
   const h = await fsp.open(fx.p('two-a'), 'r+');
   try {
@@ -361,9 +361,9 @@ test('hard links: writers on two names of one file at once neither deadlock nor 
 });
 
 test('hard links: 4,000 writes, each through one name and then read back whole through the other, never read stale pages', T, async () => {
-  // Each read comes right after the write's reply. Patch level 38 dropped the
-  // other name's pages after the reply when a thread was preempted at the
-  // wrong moment: this loop read stale data about once in a thousand then.
+  // Each read comes right after the write's reply: the other name's pages
+  // must be dropped before that reply, or a thread preempted at the wrong
+  // moment lets this loop read stale data (about once in a thousand).
   const data = prng('hs-a', 20000);
   await fsp.writeFile(fx.p('hs-a'), data);
   linkSync(fx.p('hs-a'), fx.p('hs-b'));
