@@ -2,21 +2,24 @@
  * The registry of environment variables (src/util/switches.ts): every
  * `TSCRYPTFS_*` name in src/ is registered, only the registry reads them
  * from the environment, off switches are off only at `0`, the native fast
- * path's parts follow the switches they need, and the man page describes
- * exactly the user and measurement switches.
+ * path's parts follow the switches they need, the man page describes
+ * exactly the user and measurement switches, and every switch is set by a
+ * test.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envSwitch, SWITCHES, switchValue, type SwitchInfo, type SwitchName } from '../../src/util/switches.js';
 import { nativeFastPathSwitches } from '../../src/fuse/native-reads.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
+/** The .ts files below `dir` (symlinks and the fixtures left out). */
 function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? sources(p) : p.endsWith('.ts') ? [p] : [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'fixtures' ? [] : sources(p);
+    return e.isFile() && p.endsWith('.ts') ? [p] : [];
   });
 }
 
@@ -67,4 +70,15 @@ test('the man page describes every user and measurement switch, and no other TSC
   const described = [...section.matchAll(/^### (TSCRYPTFS_[A-Z0-9_]+)$/gm)].map((m) => m[1]).sort();
   const expected = NAMES.filter((n) => SWITCHES[n].kind === 'user' || SWITCHES[n].kind === 'measurement').sort();
   assert.deepEqual(described, expected);
+});
+
+test('every switch but the internal one is set by some test (or, for the native ones, by the suite\'s second run)', () => {
+  const testFiles = sources(join(REPO_ROOT, 'test')).map((f) => readFileSync(f, 'utf8'));
+  const secondRun = readFileSync(join(REPO_ROOT, 'scripts', 'with-native-off.mjs'), 'utf8');
+  const unset = NAMES.filter((name) => {
+    if (SWITCHES[name].kind === 'internal') return false;
+    if (name.startsWith('TSCRYPTFS_NATIVE_') && secondRun.includes("startsWith('TSCRYPTFS_NATIVE_')")) return false;
+    return !testFiles.some((text) => new RegExp(`\\b${name}\\b['"]?\\s*[:=\\]]`).test(text));
+  });
+  assert.deepEqual(unset, []);
 });
