@@ -5,7 +5,7 @@
  * listed and removed, and gocryptfs -fsck clean afterwards. The switch
  * exists to rule that mechanism out when a bug is suspected in it, so the
  * mount without it must be right. The TSCRYPTFS_NATIVE_* switches meet the
- * whole mount suite instead (scripts/with-native-off.mjs).
+ * whole mount suite instead (scripts/run-tests.mjs).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -74,7 +74,7 @@ test('the man page describes every user and measurement switch, and no other TSC
 
 test('every switch but the internal one is set by some test (or, for the native ones, by the suite\'s second run)', () => {
   const testFiles = sources(join(REPO_ROOT, 'test')).map((f) => readFileSync(f, 'utf8'));
-  const secondRun = readFileSync(join(REPO_ROOT, 'scripts', 'with-native-off.mjs'), 'utf8');
+  const secondRun = readFileSync(join(REPO_ROOT, 'scripts', 'run-tests.mjs'), 'utf8');
   const unset = NAMES.filter((name) => {
     if (SWITCHES[name].kind === 'internal') return false;
     if (name.startsWith('TSCRYPTFS_NATIVE_') && secondRun.includes("startsWith('TSCRYPTFS_NATIVE_')")) return false;
