@@ -267,7 +267,7 @@ int reader_find(struct reader *r, int root, const char *path, const uint64_t *di
     return 1;
 }
 
-/* The hook's `lookup` (fuse_hooks.h). */
+/* The hook's `lookup` (fuse_hooks.h). Twin: statWords in src/vault/node-attrs.ts. */
 int reader_lookup(void *ctx, const char *path, const uint64_t *dirs_gen, struct stat *st, char *cpath_out, size_t cap, int *cpath_long)
 {
     struct reader *r = ctx;

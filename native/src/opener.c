@@ -98,7 +98,7 @@ static void slot_release(struct reader *r, uint32_t dev, uint64_t ino)
     pthread_mutex_unlock(&r->slots_mut);
 }
 
-/* The hook's `open` (fuse_hooks.h). */
+/* The hook's `open` (fuse_hooks.h), for reading. Twin: open in src/vault/node-open-create.ts. */
 int reader_open(void *ctx, const char *path, int flags, const uint64_t *dirs_gen, uint64_t *fh)
 {
     struct reader *r = ctx;

@@ -241,6 +241,7 @@ int64_t reader_plain_size(int64_t size, size_t cbs, size_t overhead)
     return body - ((body + (int64_t)cbs - 1) / (int64_t)cbs) * (int64_t)overhead;
 }
 
+/* The hook's `read` (fuse_hooks.h). Twin: readContentInto in src/vault/file-content.ts. */
 static int reader_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t off)
 {
     struct reader *r = ctx;
@@ -324,7 +325,8 @@ void reader_unpin(struct reader *r, struct handle *h)
     pthread_mutex_unlock(&r->mut);
 }
 
-/* The hook's `attr` (fuse_hooks.h): the change on the handle's cipher file, as src/vault/node-attrs.ts makes it on the name. */
+/* The hook's `attr` (fuse_hooks.h): the change on the handle's cipher file, as src/vault/node-attrs.ts's
+ * chmod, chown and utimens (its twins) make it on the name. */
 static int reader_attr(void *ctx, uint64_t fh, const struct tscryptfs_attr_change *c, struct stat *st, int *have_stat,
                        int (*still)(void *arg), void *arg)
 {

@@ -78,7 +78,7 @@ static int remove_name_file(int dfd, const char *last)
     return unlinkat(dfd, name, 0) != 0 && errno != ENOENT ? -errno : 0;
 }
 
-/* The hook's `unlink` (fuse_hooks.h). */
+/* The hook's `unlink` (fuse_hooks.h). Twin: unlink in src/vault/node-links.ts. */
 int reader_unlink(void *ctx, const char *cpath, int long_name)
 {
     struct reader *r = ctx;
@@ -231,6 +231,7 @@ static int holds_only_iv(int fd, int *has_iv)
     return only;
 }
 
+/* The hook's `rmdir` (fuse_hooks.h). Twin: rmdirEntry in src/vault/node-dir-ops.ts. */
 int reader_rmdir(void *ctx, const char *cpath, int long_name)
 {
     struct reader *r = ctx;

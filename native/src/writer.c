@@ -167,6 +167,7 @@ static int write_held(struct reader *r, int fd, const uint8_t *data, size_t len,
     return res;
 }
 
+/* The hook's `write` (fuse_hooks.h). Twin: writeContent in src/vault/file-content.ts. */
 int reader_write(void *ctx, uint64_t fh, const char *data, size_t len, int64_t off)
 {
     struct reader *r = ctx;

@@ -64,7 +64,8 @@ async function readFileId(f: ContentFile): Promise<Buffer | null> {
 /**
  * Plaintext bytes [pos, pos+len) into `dst` (at least `len` bytes); returns
  * how many, fewer at end of file. A bad block is EIO, logged with its
- * number. Block-aligned reads decrypt straight into `dst`.
+ * number. Block-aligned reads decrypt straight into `dst`. Native twin, for
+ * a mount's reads: reader_read in native/src/reader.c.
  */
 export async function readContentInto(f: ContentFile, pos: number, len: number, dst: Uint8Array): Promise<number> {
   if (len <= 0) return 0;
@@ -171,6 +172,7 @@ async function zeroPadLastBlock(f: ContentFile, fileId: Buffer, size: number): P
  * (Documentation/format.md §6.4). Out of space (ENOSPC from the
  * preallocation, before any block is written), the file is put back as it
  * was: a new header or a padded last block is undone, as gocryptfs does.
+ * Native twin, for a mount's writes: reader_write in native/src/writer.c.
  */
 export async function writeContent(f: ContentFile, pos: number, data: Uint8Array): Promise<void> {
   if (data.length === 0) return;

@@ -14,6 +14,7 @@ import { VaultFile } from './vault-file.js';
 /**
  * Opens a regular file. `flags` as for fs.open ('r', 'w+', 'a', ...) or
  * O_* numbers; `mode` (and `owner`) apply when the file is created.
+ * Native twin, for a mount's opens for reading: reader_open in native/src/opener.c.
  */
 export async function open(core: VaultCore, path: string, flags: string | number, mode: number, owner?: Owner): Promise<VaultFile> {
   const f = parseOpenFlags(flags);
