@@ -3,7 +3,7 @@
     {
       "target_name": "tscryptfs_aegis",
       "sources": [
-        "src/aegis.c"
+        "crypto/aegis.c"
       ],
       "cflags": [
         "-O3",
@@ -31,17 +31,10 @@
     {
       "target_name": "tscryptfs_batch",
       "sources": [
-        "src/batch_aead.c",
-        "src/aead_block.c",
-        "src/shared_job.c",
-        "src/napi_args.c",
-        "src/reader.c",
-        "src/writer.c",
-        "src/unlinker.c",
-        "src/dir_fds.c",
-        "src/name_cipher.c",
-        "src/lookup.c",
-        "src/opener.c"
+        "crypto/batch_aead.c",
+        "crypto/aead_block.c",
+        "crypto/shared_job.c",
+        "common/napi_args.c"
       ],
       "cflags": [
         "-O2",
@@ -53,16 +46,52 @@
         "NAPI_VERSION=8"
       ],
       "include_dirs": [
+        "common",
+        "crypto",
+        "fuse-native"
+      ]
+    },
+    {
+      "target_name": "tscryptfs_fastpath",
+      "sources": [
+        "fastpath/addon.c",
+        "fastpath/read.c",
+        "fastpath/write.c",
+        "fastpath/lookup.c",
+        "fastpath/open.c",
+        "fastpath/remove.c",
+        "fastpath/content.c",
+        "fastpath/handles.c",
+        "fastpath/fences.c",
+        "fastpath/dirs.c",
+        "fastpath/walk.c",
+        "fastpath/removed.c",
+        "crypto/aead_block.c",
+        "crypto/name_cipher.c",
+        "common/napi_args.c"
+      ],
+      "cflags": [
+        "-O2",
+        "-std=gnu99",
+        "-Wall",
+        "-Wextra"
+      ],
+      "defines": [
+        "NAPI_VERSION=8"
+      ],
+      "include_dirs": [
+        "common",
+        "crypto",
         "fuse-native"
       ]
     },
     {
       "target_name": "tscryptfs_sys",
       "sources": [
-        "src/sys.c",
-        "src/sys_at.c",
-        "src/sys_memory.cc",
-        "src/napi_args.c"
+        "sys/sys.c",
+        "sys/at_calls.c",
+        "sys/memory.cc",
+        "common/napi_args.c"
       ],
       "cflags": [
         "-O2",
@@ -76,6 +105,7 @@
         "-std=gnu99"
       ],
       "include_dirs": [
+        "common",
         "fuse-native"
       ]
     }

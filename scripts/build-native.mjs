@@ -3,7 +3,8 @@
  * Builds the optional native addons with node-gyp: AEGIS (native/ →
  * native/build/Release/tscryptfs_aegis.node) and batched AES-256-GCM /
  * XChaCha20-Poly1305 through node's own OpenSSL (tscryptfs_batch.node,
- * src/crypto/native-batch.ts), and fallocate(2) for preallocating cipher
+ * src/crypto/native-batch.ts), the mount's native fast path
+ * (tscryptfs_fastpath.node, src/fuse/native-fast-path.ts), and fallocate(2) for preallocating cipher
  * blocks (tscryptfs_sys.node, src/util/native-sys.ts); then the FUSE binding,
  * our fork of fuse-native (native/fuse-native, where npm put it: a link in
  * a clone, a bundled copy in an installed package) into its own
@@ -92,11 +93,11 @@ function buildAddons(gyp) {
     { encoding: 'utf8' },
   );
   if (check.status !== 0) return `native AEGIS built but does not load, using TypeScript: ${(check.stderr || '').split('\n')[0]}`;
-  const batch = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(join(nativeDir, 'build', 'Release', 'tscryptfs_batch.node'))})`]);
-  const sys = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(join(nativeDir, 'build', 'Release', 'tscryptfs_sys.node'))})`]);
+  const loads = (name) => spawnSync(process.execPath, ['-e', `require(${JSON.stringify(join(nativeDir, 'build', 'Release', name))})`]).status === 0;
   return (
-    `native AEGIS built (${check.stdout.trim()}); batched AES-GCM/XChaCha ${batch.status === 0 ? 'built' : 'not usable, using node:crypto per block'}; ` +
-    `fallocate ${sys.status === 0 ? 'built' : 'not usable, writes are not preallocated'}`
+    `native AEGIS built (${check.stdout.trim()}); batched AES-GCM/XChaCha ${loads('tscryptfs_batch.node') ? 'built' : 'not usable, using node:crypto per block'}; ` +
+    `mount fast path ${loads('tscryptfs_fastpath.node') ? 'built' : 'not usable, every request goes to JavaScript'}; ` +
+    `fallocate ${loads('tscryptfs_sys.node') ? 'built' : 'not usable, writes are not preallocated'}`
   );
 }
 

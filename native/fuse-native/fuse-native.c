@@ -14,7 +14,7 @@
 #include <fuse_lowlevel.h> // the channel wrapper and notifications (hard links)
 #include <fuse_kernel.h>
 // The hooks' structs and the 22-word stat layout, shared with tscryptfs's
-// native fast path (native/src).
+// native fast path (native/fastpath).
 #include "fuse_hooks.h"
 #include "stat_words.h"
 #ifndef FUSE_POSIX_ACL
@@ -157,13 +157,14 @@ static const uint32_t op_flock = 36; // flock(2), libfuse 2.9's flock
 // from other sources, such as one left from before a change.
 static const char fork_source_sha256[] = FORK_SOURCE_SHA256;
 
-// a native read path. setReadHook(hook) hands over a struct
-// tscryptfs_read_hook (fuse_hooks.h); each READ first calls hook->read
+// a native fast path. setFastPath(hook) hands over a struct
+// tscryptfs_fast_path (fuse_hooks.h); each READ first calls hook->read
 // on the libfuse thread that received it, which answers with the bytes read,
 // or -1 to send the request to JS as before; each WRITE first calls
-// hook->write the same way (fuse_native_write_fast), and a SETATTR of a node
-// with an open handle hook->attr (attr_by_handle). The owner keeps it alive
-// until the filesystem is unmounted.
+// hook->write the same way (fuse_native_write_fast), a SETATTR of a node
+// with an open handle hook->attr (attr_by_handle), and so on for the other
+// hooks of the struct. The owner keeps it alive until the filesystem is
+// unmounted.
 //
 // lending a hand while waiting. setAssistHook(hook) hands over a struct
 // tscryptfs_assist_hook (fuse_hooks.h); a libfuse thread spinning for
@@ -238,8 +239,8 @@ typedef struct {
   // node ids of hard-linked files (see hl_*)
   struct hl_table *hl;
 
-  // a native read path (setReadHook); NULL: every READ goes to JS
-  struct tscryptfs_read_hook *read_hook;
+  // the native fast path (setFastPath); NULL: every request goes to JS
+  struct tscryptfs_fast_path *fast_path;
   // setAssistHook; NULL: spinning threads only poll
   struct tscryptfs_assist_hook *assist_hook;
 
@@ -734,7 +735,7 @@ static uint64_t kept_dir_put (fuse_thread_t *ft, const char *path, const char *c
 // True when the kernel may keep the listing it has of `path` (see above);
 // then *seq (when not NULL) is that listing's number.
 static int kept_dir_holds (fuse_thread_t *ft, const char *path, uint64_t *seq) {
-  struct tscryptfs_read_hook *hook = __atomic_load_n(&(ft->read_hook), __ATOMIC_ACQUIRE);
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
   if (ft->kept == NULL || path == NULL || hook == NULL || hook->dir_stat == NULL) return 0;
   size_t len;
   struct kept_dir *k = kept_slot_of(ft, path, &len);
@@ -897,7 +898,7 @@ static int kept_copy_fill (fuse_thread_t *ft, const char *path, void *buf, fuse_
 static void dirs_changing_paths (fuse_thread_t *ft, const char *path, const char *dest) {
   if (ft == NULL) return;
   __atomic_add_fetch(&(ft->dirs_gen), 1, __ATOMIC_ACQ_REL);
-  struct tscryptfs_read_hook *hook = __atomic_load_n(&(ft->read_hook), __ATOMIC_ACQUIRE);
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
   if (hook == NULL || hook->dirs_changed == NULL) return;
   if (path != NULL) hook->dirs_changed(hook->ctx, path);
   if (dest != NULL) hook->dirs_changed(hook->ctx, dest);
@@ -1804,7 +1805,7 @@ FUSE_METHOD(statfs, 1, 1, (const char * path, struct statvfs *statvfs), {
 // cipher directory's file system, as JS would answer), else by JS.
 static int fuse_native_statfs_fast (const char *path, struct statvfs *statvfs) {
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
-  struct tscryptfs_read_hook *hook = __atomic_load_n(&(ft->read_hook), __ATOMIC_ACQUIRE);
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
   if (hook != NULL && hook->statfs != NULL && hook->statfs(hook->ctx, statvfs) == 0) return 0;
   return fuse_native_statfs(path, statvfs);
 }
@@ -2215,7 +2216,7 @@ static int take_carried_stat (const char *path, struct stat *stat) {
 // cipher path, for a native unlink (attr_put_listed). Returns its answer,
 // or TSCRYPTFS_HOOK_PASS.
 static int fuse_native_lookup_native (fuse_thread_t *ft, const char *path, struct stat *stat, uint64_t seq_start) {
-  struct tscryptfs_read_hook *hook = __atomic_load_n(&(ft->read_hook), __ATOMIC_ACQUIRE);
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
   if (hook == NULL || hook->lookup == NULL || ft->attr_cache == NULL || path[0] == 0 || attr_hidden_name(path)) return TSCRYPTFS_HOOK_PASS;
   char cpath[ATTR_CPATH_MAX];
   int cpath_long = 0;
@@ -2255,7 +2256,7 @@ static int fuse_native_fgetattr_fast (const char *path, struct stat *stat, struc
 // handle when a request for it reaches JS after all.
 static int fuse_native_open_fast (const char *path, struct fuse_file_info *info) {
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
-  struct tscryptfs_read_hook *hook = __atomic_load_n(&(ft->read_hook), __ATOMIC_ACQUIRE);
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
   if (hook != NULL && hook->open != NULL && info != NULL && ft->attr_cache != NULL && path != NULL && path[0] != 0 && !attr_hidden_name(path)) {
     uint64_t fh = 0;
     int res = hook->open(hook->ctx, path, info->flags, &(ft->dirs_gen), &fh);
@@ -2271,7 +2272,7 @@ static int fuse_native_open_fast (const char *path, struct fuse_file_info *info)
 // a RELEASE the read hook's `release` finished (a handle its `open`
 // made, which JS never adopted): nothing goes to JS
 static int release_native (fuse_thread_t *ft, struct fuse_file_info *info) {
-  struct tscryptfs_read_hook *hook = __atomic_load_n(&(ft->read_hook), __ATOMIC_ACQUIRE);
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
   return hook != NULL && hook->release != NULL && info != NULL && hook->release(hook->ctx, info->fh) == 0;
 }
 
@@ -2281,10 +2282,10 @@ static int fuse_native_release_fast (const char *path, struct fuse_file_info *in
   return fuse_native_release(path, info);
 }
 
-// READ through the native read path when one is set and it answers
+// READ through the native fast path when one is set and it answers
 static int fuse_native_read_fast (const char *path, char *buf, size_t len, off_t offset, struct fuse_file_info *info) {
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
-  struct tscryptfs_read_hook *hook = __atomic_load_n(&(ft->read_hook), __ATOMIC_ACQUIRE);
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
   if (hook != NULL && info != NULL) {
     int n = hook->read(hook->ctx, info->fh, buf, len, offset);
     if (n >= 0) return n;
@@ -2299,7 +2300,7 @@ static int fuse_native_read_fast (const char *path, char *buf, size_t len, off_t
 // write, does not store its result (attr_put).
 static int fuse_native_write_fast (const char *path, const char *buf, size_t len, off_t offset, struct fuse_file_info *info) {
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
-  struct tscryptfs_read_hook *hook = __atomic_load_n(&(ft->read_hook), __ATOMIC_ACQUIRE);
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
   if (hook != NULL && hook->write != NULL && info != NULL && !hl_req.kill_suidgid) {
     int targeted = attr_changing(ft, op_write, path);
     int res = hook->write(hook->ctx, info->fh, buf, len, offset);
@@ -2309,21 +2310,21 @@ static int fuse_native_write_fast (const char *path, const char *buf, size_t len
   return fuse_native_write(path, buf, len, offset, info);
 }
 
-// setReadHook(thread, hook): an external pointing to a struct
-// tscryptfs_read_hook, or null to send every READ to JS again
-NAPI_METHOD(fuse_native_set_read_hook) {
+// setFastPath(thread, hook): an external pointing to a struct
+// tscryptfs_fast_path, or null to send every request to JS again
+NAPI_METHOD(fuse_native_set_fast_path) {
   NAPI_ARGV(2)
   NAPI_ARGV_BUFFER_CAST(fuse_thread_t *, ft, 0);
   napi_valuetype t;
   void *p = NULL;
   if (napi_typeof(env, argv[1], &t) != napi_ok) return NULL;
   if (t == napi_external && napi_get_value_external(env, argv[1], &p) != napi_ok) return NULL;
-  struct tscryptfs_read_hook *hook = (struct tscryptfs_read_hook *) p;
-  if (hook != NULL && hook->magic != TSCRYPTFS_READ_HOOK_MAGIC) {
-    napi_throw_error(env, "EINVAL", "setReadHook: not a read hook");
+  struct tscryptfs_fast_path *hook = (struct tscryptfs_fast_path *) p;
+  if (hook != NULL && hook->magic != TSCRYPTFS_FAST_PATH_MAGIC) {
+    napi_throw_error(env, "EINVAL", "setFastPath: not a fast path");
     return NULL;
   }
-  __atomic_store_n(&(ft->read_hook), hook, __ATOMIC_RELEASE);
+  __atomic_store_n(&(ft->fast_path), hook, __ATOMIC_RELEASE);
   return NULL;
 }
 
@@ -2516,7 +2517,7 @@ FUSE_METHOD_VOID(chmod, 2, 0, (const char *path, mode_t mode), {
 static int attr_by_handle (uint32_t op, const char *path, const struct tscryptfs_attr_change *c) {
   if (!hl_req.attr_fh_ok || hl_req.opcode != FUSE_SETATTR) return TSCRYPTFS_HOOK_PASS;
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
-  struct tscryptfs_read_hook *hook = __atomic_load_n(&(ft->read_hook), __ATOMIC_ACQUIRE);
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
   if (hook == NULL || hook->attr == NULL || ft->hl == NULL) return TSCRYPTFS_HOOK_PASS;
   fuse_thread_locals_t *l = get_thread_locals();
   l->op = op;
@@ -2584,7 +2585,7 @@ FUSE_METHOD_VOID(unlink, 1, 0, (const char *path), {
 // lookup finds it (fuse_native_lookup_native), as a LOOKUP would.
 static int fuse_native_unlink_fast (const char *path) {
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
-  struct tscryptfs_read_hook *hook = __atomic_load_n(&(ft->read_hook), __ATOMIC_ACQUIRE);
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
   char cpath[ATTR_CPATH_MAX];
   int cpath_long = 0;
   struct stat st;
@@ -2775,11 +2776,11 @@ FUSE_METHOD_VOID(rmdir, 1, 0, (const char *path), {
 // a second ago (its cipher path in the attribute cache) goes to the read
 // hook's `rmdir` first, as a JS rmdir would: the read hook's kept
 // directories and the attribute cache learn of it as of JS's (dirs_changing,
-// attr_changing). JS learns of it from the hook (readerTakeRemovedDirs). The
+// attr_changing). JS learns of it from the hook (takeRemovedDirs). The
 // hook passes anything but an empty directory on to JS.
 static int fuse_native_rmdir_fast (const char *path) {
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
-  struct tscryptfs_read_hook *hook = __atomic_load_n(&(ft->read_hook), __ATOMIC_ACQUIRE);
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
   char cpath[ATTR_CPATH_MAX];
   int cpath_long = 0;
   if (hook != NULL && hook->rmdir != NULL && attr_cipher_path(ft, path, cpath, &cpath_long)) {
@@ -3313,7 +3314,7 @@ NAPI_INIT() {
   NAPI_EXPORT_FUNCTION(fuse_native_mount)
   NAPI_EXPORT_FUNCTION(fuse_native_carry_stat)
   NAPI_EXPORT_FUNCTION(fuse_native_attr_gen)
-  NAPI_EXPORT_FUNCTION(fuse_native_set_read_hook)
+  NAPI_EXPORT_FUNCTION(fuse_native_set_fast_path)
   NAPI_EXPORT_FUNCTION(fuse_native_set_assist_hook)
   NAPI_EXPORT_FUNCTION(fuse_native_unmount)
   NAPI_EXPORT_FUNCTION(fuse_native_libfuse_version)

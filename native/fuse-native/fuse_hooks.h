@@ -1,7 +1,8 @@
 /*
- * The two hooks the binding (fuse-native.c: setReadHook, setAssistHook)
+ * The two hooks the binding (fuse-native.c: setFastPath, setAssistHook)
  * calls on its own libfuse threads. This is their one definition: the
- * binding calls them, native/src/reader.c and shared_job.c build them. A
+ * binding calls them, native/fastpath (addon.c) and native/crypto/shared_job.c
+ * build them. A
  * hook travels as a Node-API external; the binding checks its magic number
  * (which carries a version) before it uses one.
  */
@@ -14,7 +15,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#define TSCRYPTFS_READ_HOOK_MAGIC 0x54535241u   /* "TSRA": version 10, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open`, `release` and `rmdir` */
+#define TSCRYPTFS_FAST_PATH_MAGIC 0x54535241u   /* "TSRA": version 10, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open`, `release` and `rmdir` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -32,8 +33,8 @@ struct tscryptfs_attr_change {
 /* The hook's answer when it leaves a request to JavaScript. */
 #define TSCRYPTFS_HOOK_PASS 1
 
-/* Called for every READ before it goes to JavaScript. */
-struct tscryptfs_read_hook {
+/* The mount's native fast path: each hook is called for its kind of request before it goes to JavaScript. */
+struct tscryptfs_fast_path {
     uint32_t magic;
     /* Bytes read into buf (0 at end of file), or -1: let JavaScript answer. */
     int (*read)(void *ctx, uint64_t fh, char *buf, size_t len, int64_t off);

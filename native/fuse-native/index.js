@@ -774,11 +774,11 @@ class Fuse extends Nanoresource {
     return this._thread ? binding.fuse_native_attr_gen(this._thread) : 0
   }
 
-  // a native read path (see setReadHook in fuse-native.c): `hook` is an
+  // the native fast path (see setFastPath in fuse-native.c): `hook` is an
   // external from its owner, or null. Only while mounted; true when set.
-  setReadHook (hook) {
+  setFastPath (hook) {
     if (!this._thread) return false
-    binding.fuse_native_set_read_hook(this._thread, hook || null)
+    binding.fuse_native_set_fast_path(this._thread, hook || null)
     return true
   }
 

@@ -28,7 +28,7 @@ export type Answer = <T>(op: string, path: string, cb: FuseCallback, work: () =>
 /**
  * Runs `work` and answers the callback: 0 (plus a value) on success, -errno
  * on failure. `before` runs first, for every request (the native rmdir's
- * news for the vault: native-reads.ts, syncRemovedDirs).
+ * news for the vault: native-fast-path.ts, syncRemovedDirs).
  */
 export function makeAnswer(calls: CallCounter, log: Logger, before?: () => void): Answer {
   return (op, path, cb, work, reply) => {

@@ -18,7 +18,7 @@ export interface FuseInstance extends EventEmitter {
   /** The attribute cache's generation (0: cache off or not mounted). */
   attrGen(): number;
   /** Sets (or, with null, clears) the native read path; false when not mounted. */
-  setReadHook(hook: object | null): boolean;
+  setFastPath(hook: object | null): boolean;
   /** Sets (or clears) what libfuse threads do while they wait for JS; false when not mounted. */
   setAssistHook(hook: object | null): boolean;
   unmount(cb: (err: Error | null) => void): void;

@@ -9,7 +9,7 @@ import { DIRECT_IO } from '../util/fs-ops.js';
 import { batchBinding } from '../crypto/native-batch.js';
 import { loadFuse, type FuseInstance } from './fuse-native.js';
 import { makeOperations, type FuseOperations } from './operations.js';
-import { createNativeReads } from './native-reads.js';
+import { createNativeFastPath } from './native-fast-path.js';
 import { makeReverseOperations } from './reverse-operations.js';
 import { envSwitch, switchValue } from '../util/switches.js';
 
@@ -57,7 +57,7 @@ export interface MountOptions {
   /** The type shown as fuse.<subtype> (default tscryptfs). */
   subtype?: string;
   /**
-   * Answer reads on libfuse's threads where possible (./native-reads.ts;
+   * Answer reads on libfuse's threads where possible (./native-fast-path.ts;
    * default true). Off for -sharedstorage, where another mount may change a
    * file's header under us and every read should take the JS path.
    */
@@ -123,7 +123,7 @@ export function fuseOptionList(o: MountOptions): string[] {
 }
 
 export async function mountVault(vault: Vault, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
-  const reads = (o.nativeReads ?? true) ? createNativeReads(vault, { attrs: !o.forceOwner && !o.readOnly, writes: !o.readOnly, unlinks: !o.readOnly, lookups: !o.forceOwner, opens: !o.forceOwner }) : null;
+  const reads = (o.nativeReads ?? true) ? createNativeFastPath(vault, { attrs: !o.forceOwner && !o.readOnly, writes: !o.readOnly, unlinks: !o.readOnly, lookups: !o.forceOwner, opens: !o.forceOwner }) : null;
   const operations = makeOperations(vault, { suid: o.suid ?? false, reads, backingLocks: o.backingLocks ?? false, ...(o.forceOwner && { forceOwner: o.forceOwner }) }, log);
   let opts = o;
   if ((o.keptListings ?? true) && !directoryTimesFollowChanges(vault.store)) {
@@ -139,7 +139,7 @@ export async function mountReverse(view: ReverseView, mountpoint: string, o: Mou
   return mountOperations(operations, mountpoint, { subtype: 'tscryptfs-reverse', ...o, readOnly: true }, view.plaindir);
 }
 
-async function mountOperations(operations: FuseOperations, mountpoint: string, o: MountOptions, source: string, readHook?: object): Promise<Mounted> {
+async function mountOperations(operations: FuseOperations, mountpoint: string, o: MountOptions, source: string, fastPath?: object): Promise<Mounted> {
   const Fuse = loadFuse();
   const fuse: FuseInstance = new Fuse(mountpoint, operations.ops, {
     timeout: false,
@@ -175,7 +175,7 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // (checked at each opendir by the read hook's walk, for a second after
     // the listing; this mount's own changes drop it in the kernel). Not with
     // -sharedstorage; TSCRYPTFS_KEPT_LISTINGS=0 turns it off, for measurements.
-    keptListings: (o.attrCache ?? true) && (o.keptListings ?? true) && readHook !== undefined && envSwitch('TSCRYPTFS_KEPT_LISTINGS'),
+    keptListings: (o.attrCache ?? true) && (o.keptListings ?? true) && fastPath !== undefined && envSwitch('TSCRYPTFS_KEPT_LISTINGS'),
     // The kernel lists again from memory only a listing it read to the end;
     // rm -r reads one getdents of a directory (is it empty?), then opens it
     // again and reads it all. The binding keeps a copy of each listing it
@@ -227,10 +227,10 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
   // umask already shaped (the kernel applies it): ours must not apply
   // another, as gocryptfs sets umask 0 once mounted.
   process.umask(0);
-  // The reader stays referenced (by `operations`) until the mount is gone, so the hook never dangles.
-  if (readHook) fuse.setReadHook(readHook);
+  // The fast path stays referenced (by `operations`) until the mount is gone, so the hook never dangles.
+  if (fastPath) fuse.setFastPath(fastPath);
   // A libfuse thread waiting for the answer to a large WRITE seals some of
-  // its blocks (native/src/shared_job.h); TSCRYPTFS_ASSIST=0 turns that off.
+  // its blocks (native/crypto/shared_job.h); TSCRYPTFS_ASSIST=0 turns that off.
   const assist = envSwitch('TSCRYPTFS_ASSIST') ? batchBinding()?.assistHook() : undefined;
   if (assist) fuse.setAssistHook(assist);
   return {

@@ -21,7 +21,7 @@ import type { FuseCallback, FuseTime } from './fuse-native.js';
 import { HandleTable, type Closable } from './handle-table.js';
 import { ownerOf, type FuseCaller } from './caller.js';
 import { HiddenFiles, isHiddenPath } from './hidden-files.js';
-import type { NativeReads } from './native-reads.js';
+import type { NativeFastPath } from './native-fast-path.js';
 import { batchBinding } from '../crypto/native-batch.js';
 import { RENAME_WHITEOUT } from '../util/sys-at.js';
 import { withDots, withDotsPacked } from './dot-entries.js';
@@ -30,7 +30,7 @@ export interface OperationOptions {
   /** Answer security.capability lookups (-suid); otherwise EOPNOTSUPP, as gocryptfs does. */
   suid: boolean;
   /** The native read path, when the mount has one: open handles are registered with it. */
-  reads?: NativeReads | null;
+  reads?: NativeFastPath | null;
   /** -force_owner: every entry is shown as owned by this uid and gid. */
   forceOwner?: { uid: number; gid: number };
   /**
@@ -122,7 +122,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   const fail = (cb: FuseCallback, code: 'EPERM' | 'EOPNOTSUPP'): void => cb(-OS.errno[code]);
   const adopting = new Map<number, Promise<VaultFile>>();
   /**
-   * The file of handle `fh`. A handle the native path opened (native-reads.ts)
+   * The file of handle `fh`. A handle the native path opened (native-fast-path.ts)
    * is adopted the first time a request for it reaches JS: JS gets a
    * duplicate of its descriptor, by `path`, and its release from then on.
    */
@@ -216,7 +216,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       // to learn what it is, and the binding keeps them (unless something
       // changed since `gen`) for the LOOKUP and GETATTR of each that usually
       // follow, and for ls -l's ACL queries of entries with no xattrs; with
-      // each entry's cipher path, for the native unlink (native-reads.ts);
+      // each entry's cipher path, for the native unlink (native-fast-path.ts);
       // with the directory's state, the kernel may keep the listing (mount.ts, keptListings).
       // "." and ".." go in front, as ext4 and gocryptfs list them (dot-entries.ts).
       answer('readdir', path, cb, () => vault.readdirPacked(path).then((l) => withDotsPacked(shownWords(l))), (l) => [l.names, l.words, l.flags, gen, l.cipherDir, l.diskNames, l.dirState]);
@@ -382,7 +382,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   if (opts.backingLocks) Object.assign(ops, lockOps);
 
   /** What the native read path answered: reads, chmod, chown and utimens of open files, writes, unlinks, lookups and opens (each once there are any). */
-  const nativeCalls = (r: NativeReads): Record<string, number> => {
+  const nativeCalls = (r: NativeFastPath): Record<string, number> => {
     const st = r.stats();
     return {
       nativeRead: st.served,

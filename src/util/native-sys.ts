@@ -1,6 +1,6 @@
 /**
  * System calls Node lacks, through the optional native addon
- * (native/src/sys.c): fallocate(2), lseek(SEEK_DATA), and fstatat(2) plus
+ * (native/sys/sys.c): fallocate(2), lseek(SEEK_DATA), and fstatat(2) plus
  * llistxattr(2) for a whole listing. Without the addon (no compiler at
  * install time) `fallocate` returns 'unavailable', `seekData` and
  * `statListing` null, and callers do without.
@@ -88,7 +88,7 @@ export function seekData(fd: number, offset: number): number | 'hole' | null {
 
 /**
  * Gives the memory V8 and malloc hold but do not use back to the system
- * (native/src/sys_memory.cc): a full collection that shrinks the heap, then
+ * (native/sys/memory.cc): a full collection that shrinks the heap, then
  * malloc_trim. Tens of milliseconds; for a process with nothing else to
  * do. False without the addon (nothing is done).
  */

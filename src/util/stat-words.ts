@@ -1,7 +1,7 @@
 /**
  * A file's attributes as 22 uint32 words, many entries back to back in one
  * Uint32Array: how a listing's attributes travel from the native listing
- * call (native/src/sys.c, statListing) to the fuse-native binding
+ * call (native/sys/sys.c, statListing) to the fuse-native binding
  * (populate_stat in its C code reads the same layout), with no JavaScript
  * object per entry. 64-bit values are (low, high) word pairs, times
  * (seconds low, seconds high, nanoseconds).

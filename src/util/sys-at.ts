@@ -7,7 +7,7 @@
  *
  * Two implementations behind one interface, chosen once per process:
  *
- *  - native (native/src/sys_at.c): the system calls themselves, made on
+ *  - native (native/sys/at_calls.c): the system calls themselves, made on
  *    the event loop like src/util/fs-ops.ts's direct style. Creating calls
  *    can run as another user (a credential), as a root daemon must for the
  *    files its users create.

@@ -65,7 +65,7 @@ async function readFileId(f: ContentFile): Promise<Buffer | null> {
  * Plaintext bytes [pos, pos+len) into `dst` (at least `len` bytes); returns
  * how many, fewer at end of file. A bad block is EIO, logged with its
  * number. Block-aligned reads decrypt straight into `dst`. Native twin, for
- * a mount's reads: reader_read in native/src/reader.c.
+ * a mount's reads: fp_read in native/fastpath/read.c.
  */
 export async function readContentInto(f: ContentFile, pos: number, len: number, dst: Uint8Array): Promise<number> {
   if (len <= 0) return 0;
@@ -172,7 +172,7 @@ async function zeroPadLastBlock(f: ContentFile, fileId: Buffer, size: number): P
  * (Documentation/format.md §6.4). Out of space (ENOSPC from the
  * preallocation, before any block is written), the file is put back as it
  * was: a new header or a padded last block is undone, as gocryptfs does.
- * Native twin, for a mount's writes: reader_write in native/src/writer.c.
+ * Native twin, for a mount's writes: fp_write in native/fastpath/write.c.
  */
 export async function writeContent(f: ContentFile, pos: number, data: Uint8Array): Promise<void> {
   if (data.length === 0) return;

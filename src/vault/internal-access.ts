@@ -1,7 +1,7 @@
 /**
  * What tscryptfs's own code needs from a Vault beyond its public methods:
  * the master key (printed by -init), and for a mount's native fast path
- * (src/fuse/native-reads.ts) key material for the C side, the cipher
+ * (src/fuse/native-fast-path.ts) key material for the C side, the cipher
  * directory's descriptor, and two ways to keep the Vault coherent with
  * what the C side changes, and the backing descriptor of each open file.
  * It lives outside the Vault classes so that the classes library users

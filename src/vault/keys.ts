@@ -20,7 +20,7 @@ export interface VaultCiphers {
   xattrNames: NameCodec;
 }
 
-/** A content cipher and its key, for a mount's native read path (native/src/reader.c). */
+/** A content cipher and its key, for a mount's native read path (native/fastpath/read.c). */
 export interface NativeContentKey {
   cipher: 'aes-gcm' | 'xchacha' | 'aegis';
   key: Uint8Array;
@@ -55,7 +55,7 @@ function contentKey(masterKey: Uint8Array, f: FormatOptions): Uint8Array {
   }
 }
 
-/** The name key and settings for a mount's native lookup (native/src/lookup.c). */
+/** The name key and settings for a mount's native lookup (native/fastpath/lookup.c). */
 export interface NativeNameKey {
   key: Uint8Array;
   longNameMax: number;

@@ -13,7 +13,7 @@ import { assertWritable, atNode, plainError, type VaultCore } from './vault-core
 
 /**
  * lstat words of what `path` names, with the plaintext size (files: content; symlinks: target length).
- * Native twin, for a mount's lookups: reader_lookup in native/src/lookup.c.
+ * Native twin, for a mount's lookups: fp_lookup in native/fastpath/lookup.c.
  */
 export async function statWords(core: VaultCore, path: string): Promise<Uint32Array> {
   return atNode(core, path, 'lstat', async (e) => {
@@ -34,7 +34,7 @@ export async function stat(core: VaultCore, path: string, bigint: boolean): Prom
   return statsFromWords(await statWords(core, path), 0, bigint);
 }
 
-/** Native twin, for a file open in a mount: reader_attr in native/src/reader.c. */
+/** Native twin, for a file open in a mount: fp_attr in native/fastpath/read.c. */
 export async function chmod(core: VaultCore, path: string, mode: number): Promise<void> {
   assertWritable(core, 'chmod', path);
   await atNode(core, path, 'chmod', (e) => core.at.chmodat(e.dir.fd, e.diskName, mode)).catch((err) => {
@@ -44,7 +44,7 @@ export async function chmod(core: VaultCore, path: string, mode: number): Promis
 
 /**
  * chown of the entry itself; -1 leaves that id as it is.
- * Native twin, for a file open in a mount: reader_attr in native/src/reader.c.
+ * Native twin, for a file open in a mount: fp_attr in native/fastpath/read.c.
  */
 export async function chown(core: VaultCore, path: string, uid: number, gid: number): Promise<void> {
   assertWritable(core, 'lchown', path);
@@ -55,7 +55,7 @@ export async function chown(core: VaultCore, path: string, uid: number, gid: num
 
 /**
  * Access and modification times of the entry itself, to the nanosecond; null leaves one as it is.
- * Native twin, for a file open in a mount: reader_attr in native/src/reader.c.
+ * Native twin, for a file open in a mount: fp_attr in native/fastpath/read.c.
  */
 export async function utimens(core: VaultCore, path: string, atime: TimeArg, mtime: TimeArg): Promise<void> {
   assertWritable(core, 'utimensat', path);
@@ -71,7 +71,7 @@ export function timeArg(t: number | Date): [number, number] {
   return [sec, Math.round((ms - sec * 1000) * 1e6)];
 }
 
-/** Native twin, for a mount's statfs: reader_statfs in native/src/unlinker.c. */
+/** Native twin, for a mount's statfs: fp_statfs in native/fastpath/lookup.c. */
 export async function statfs(core: VaultCore): Promise<StatsFs> {
   core.assertOpen();
   return fsp.statfs(procPath(core.tree.rootFd, '.'));

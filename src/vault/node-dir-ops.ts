@@ -258,7 +258,7 @@ export async function rmdir(core: VaultCore, path: string): Promise<void> {
  * Removes the directory entry `e` if it holds nothing but its IV: the IV
  * is moved out beside it first (a directory is never empty on disk), put
  * back if the removal fails, and deleted after. Native twin, for a mount's
- * rmdirs: reader_rmdir in native/src/unlinker.c.
+ * rmdirs: fp_rmdir in native/fastpath/remove.c.
  */
 export async function rmdirEntry(core: VaultCore, e: Located): Promise<void> {
   if (core.format.dirIV) {

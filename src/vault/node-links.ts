@@ -11,7 +11,7 @@ import type { Located } from './backing/index.js';
 import { rmdirEntry } from './node-dir-ops.js';
 import { assertWritable, atEntry, atNode, credentialOf, plainError, withLongName, type Owner, type VaultCore } from './vault-core.js';
 
-/** Removes the name `path`. Native twin, for a mount's unlinks: reader_unlink in native/src/unlinker.c. */
+/** Removes the name `path`. Native twin, for a mount's unlinks: fp_unlink in native/fastpath/remove.c. */
 export async function unlink(core: VaultCore, path: string): Promise<void> {
   assertWritable(core, 'unlink', path);
   await atEntry(core, path, 'unlink', async (e) => {

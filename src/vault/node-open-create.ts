@@ -14,7 +14,7 @@ import { VaultFile } from './vault-file.js';
 /**
  * Opens a regular file. `flags` as for fs.open ('r', 'w+', 'a', ...) or
  * O_* numbers; `mode` (and `owner`) apply when the file is created.
- * Native twin, for a mount's opens for reading: reader_open in native/src/opener.c.
+ * Native twin, for a mount's opens for reading: fp_open in native/fastpath/open.c.
  */
 export async function open(core: VaultCore, path: string, flags: string | number, mode: number, owner?: Owner): Promise<VaultFile> {
   const f = parseOpenFlags(flags);
@@ -43,7 +43,7 @@ export async function open(core: VaultCore, path: string, flags: string | number
 
 /**
  * A handle for reading over `fd`, a cipher file's descriptor someone else
- * opened (a mount's native open, src/fuse/native-reads.ts); the handle
+ * opened (a mount's native open, src/fuse/native-fast-path.ts); the handle
  * closes it. `path` is the plaintext path it goes by now.
  */
 export async function adopt(core: VaultCore, fd: number, path: string): Promise<VaultFile> {

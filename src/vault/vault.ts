@@ -308,7 +308,7 @@ export class Vault {
 
   /**
    * @internal A read-only handle over `fd`, a cipher file a mount's native
-   * open opened (src/fuse/native-reads.ts); the handle closes it.
+   * open opened (src/fuse/native-fast-path.ts); the handle closes it.
    */
   async adopt(fd: number, path: string): Promise<VaultFile> {
     return files.adopt(this.core, fd, path);

@@ -1,7 +1,7 @@
 /**
  * Write fences and the owner word: per open file, counters shared with the
  * mount's native read and write paths on libfuse's threads
- * (native/src/reader_core.h, reader.c, writer.c), in memory the native
+ * (native/fastpath/fences.h, reader.c, writer.c), in memory the native
  * reader owns (an ArrayBuffer it created); four int32 per file slot:
  *
  *   started, finished  A writer bumps `started` before it touches the
@@ -20,7 +20,7 @@
  * Slots are handed out per file state and reused once that file's last
  * handle is closed. Out of slots, a file simply gets none (-1): its reads
  * and writes stay in JS. A native reader that opens files itself
- * (native/src/opener.c) hands the slots out by device and inode, so that
+ * (native/fastpath/open.c) hands the slots out by device and inode, so that
  * its handles and JS's of one file share one: it is then the `slots` given.
  */
 const STRIDE = 4;

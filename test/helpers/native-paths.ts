@@ -9,10 +9,10 @@
  * on top of this process's environment runs with.
  */
 import { envSwitch } from '../../src/util/switches.js';
-import { nativeFastPathSwitches } from '../../src/fuse/native-reads.js';
+import { nativeFastPathSwitches } from '../../src/fuse/native-fast-path.js';
 
 export interface NativeParts extends ReturnType<typeof nativeFastPathSwitches> {
-  /** Kept listings need the native read hook (src/fuse/mount.ts, keptListings). */
+  /** Kept listings need the native fast path (src/fuse/mount.ts, keptListings). */
   keptListings: boolean;
   /** Kept copies of listings ride on kept listings. */
   keptCopies: boolean;

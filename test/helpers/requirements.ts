@@ -28,7 +28,7 @@ export type Need =
   | 'gocryptfs'
   /** /usr/bin/python3, for system calls node:fs lacks. */
   | 'python3'
-  /** The three native addons (native/build/Release), which need a C compiler at install. */
+  /** The four native addons (native/build/Release), which need a C compiler at install. */
   | 'native';
 
 export const GOCRYPTFS_BIN = '/usr/bin/gocryptfs';
@@ -94,7 +94,7 @@ const CHECKS: Record<Need, () => string | null> = {
   },
   python3: () => (executable(PYTHON3_BIN) ? null : `${PYTHON3_BIN} is not installed (Debian package python3)`),
   native: () => {
-    for (const addon of ['tscryptfs_sys.node', 'tscryptfs_batch.node', 'tscryptfs_aegis.node']) {
+    for (const addon of ['tscryptfs_sys.node', 'tscryptfs_batch.node', 'tscryptfs_fastpath.node', 'tscryptfs_aegis.node']) {
       if (loadNativeAddon(addon) === null) {
         const built = existsSync(new URL(`../../../native/build/Release/${addon}`, import.meta.url));
         return `native addon ${addon} ${built ? 'does not load' : 'was not built (no C compiler, make or python3 at install?)'}`;

@@ -31,7 +31,7 @@ before(() => {
       symlinkSync(join(dir, name), join(bin, name));
     }
   }
-  for (const p of ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'bin', 'scripts', 'native/binding.gyp', 'native/src', 'native/fuse-native']) {
+  for (const p of ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'bin', 'scripts', 'native/binding.gyp', 'native/common', 'native/crypto', 'native/fastpath', 'native/sys', 'native/fuse-native']) {
     cpSync(join(REPO_ROOT, p), join(proj, p), { recursive: true });
   }
 });

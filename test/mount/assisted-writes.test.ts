@@ -1,5 +1,5 @@
 /**
- * Large writes sealed by two threads (native/src/shared_job.c): while JS
+ * Large writes sealed by two threads (native/crypto/shared_job.c): while JS
  * seals a 128 KiB WRITE, the libfuse thread waiting for its answer takes
  * chunks of the same batch. The bytes must not depend on who sealed which
  * block: a file written so, in whole and in unaligned 128 KiB pieces, reads
@@ -8,7 +8,7 @@
  * did seal some chunks (`assistedChunks`), where the assist hook is on.
  *
  * The mounts run with -noprealloc: there the writes that grow a file are
- * answered in JS (the native write path, native/src/writer.c, takes only
+ * answered in JS (the native write path, native/fastpath/write.c, takes only
  * those it can reserve space for first), and those are the writes the
  * helping threads serve.
  */

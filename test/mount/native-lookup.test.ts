@@ -1,5 +1,5 @@
 /**
- * The native lookup (native/src/lookup.c, the binding's
+ * The native lookup (native/fastpath/lookup.c, the binding's
  * fuse_native_lookup_native): a GETATTR the binding's attribute cache
  * cannot answer is found on the libfuse thread, by encrypting the path
  * as the vault does. What a user sees must be what JS gives:

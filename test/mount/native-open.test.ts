@@ -1,5 +1,5 @@
 /**
- * The native open (native/src/opener.c, the binding's fuse_native_open_fast):
+ * The native open (native/fastpath/open.c, the binding's fuse_native_open_fast):
  * a file opened for reading is opened on the libfuse thread, and its
  * release closes it there; JS adopts the handle when a request for it
  * reaches JS after all. What a user sees must be what JS gives:

@@ -1,5 +1,5 @@
 /**
- * The native read path (src/fuse/native-reads.ts, native/src/reader.c):
+ * The native read path (src/fuse/native-fast-path.ts, native/fastpath/read.c):
  * reads answered on libfuse's threads give the bytes written, for the three
  * ciphers it serves (AEGIS-256X2 through the AEGIS addon's function, and a
  * tampered AEGIS block still fails alone); a read racing writes of the same blocks returns one

@@ -1,5 +1,5 @@
 /**
- * The native rmdir (native/src/unlinker.c, the binding's fuse_native_rmdir_fast):
+ * The native rmdir (native/fastpath/remove.c, the binding's fuse_native_rmdir_fast):
  * an RMDIR of a directory a listing showed less than a second ago is
  * answered on the libfuse thread when the directory holds nothing but its
  * IV; anything else goes to JS. What a user sees must be what JS gives:
@@ -8,7 +8,7 @@
  *   (and with TSCRYPTFS_NATIVE_RMDIR=0 none);
  * - a directory removed natively and made again at once takes new files:
  *   the vault, which keeps descriptors of the directories it walked, has
- *   forgotten the removed one (native-reads.ts, syncRemovedDirs);
+ *   forgotten the removed one (native-fast-path.ts, syncRemovedDirs);
  * - a directory with a name in it, or with a file another program put in
  *   the cipher directory, gives ENOTEMPTY and keeps everything, its IV too.
  *

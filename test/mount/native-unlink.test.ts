@@ -1,5 +1,5 @@
 /**
- * The native unlink (native/src/unlinker.c, the binding's attr_cipher_path):
+ * The native unlink (native/fastpath/remove.c, the binding's attr_cipher_path):
  * a listing leaves each entry's cipher path in the binding, and an UNLINK of
  * a listed name is an unlinkat on the libfuse thread. What a user sees must
  * be what JS gives: rm -r of a tree with long names, symlinks, hard links
@@ -152,7 +152,7 @@ out(res)`,
 
 /**
  * Each libfuse thread keeps the descriptors of the directories its last
- * unlinks used (native/src/dir_fds.c). With -plaintextnames a directory
+ * unlinks used (native/fastpath/dirs.c). With -plaintextnames a directory
  * renamed away and made again under its old name has the same cipher path
  * as the old one, so a thread that kept the old one's descriptor would
  * unlink in the renamed directory: every mkdir, rmdir and rename through

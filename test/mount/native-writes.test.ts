@@ -1,5 +1,5 @@
 /**
- * The native write path (native/src/writer.c, src/fuse/native-reads.ts):
+ * The native write path (native/fastpath/write.c, src/fuse/native-fast-path.ts):
  * writes answered on libfuse's threads leave the bytes a reference file
  * gets from the same writes (unaligned, partly covered blocks, overwrites,
  * growth, a fresh header, and writes past the end, which go to JS), for the

@@ -1,7 +1,7 @@
 /**
  * chmod, chown and utimens of a file that has a handle open: the binding
- * hands them to the native read path's registry (reader_attr in
- * native/src/reader.c), which changes the handle's cipher file on the
+ * hands them to the native read path's registry (fp_attr in
+ * native/fastpath/read.c), which changes the handle's cipher file on the
  * libfuse thread instead of the cipher file's name in JS. An untar makes three such calls per file (futimens, fchown
  * and fchmod on the descriptor it wrote through).
  *

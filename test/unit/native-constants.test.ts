@@ -1,6 +1,6 @@
 /**
  * Facts the C code and TypeScript both use have one home on the C side
- * (native/src/format.h, native/fuse-native/stat_words.h); this checks that
+ * (native/common/format.h, native/fuse-native/stat_words.h); this checks that
  * TypeScript states the same ones: the content format's constants, and the
  * 22-word stat layout, compared word for word between the native fstatat
  * and putStatWords over a bigint lstat of the same entries.
@@ -36,8 +36,8 @@ function defines(file: string): Map<string, number> {
   return out;
 }
 
-test('native/src/format.h and the TypeScript content layer state the same format constants', () => {
-  const h = defines('src/format.h');
+test('native/common/format.h and the TypeScript content layer state the same format constants', () => {
+  const h = defines('common/format.h');
   assert.equal(h.get('TSCRYPTFS_BLOCK_SIZE'), BLOCK_SIZE);
   assert.equal(h.get('TSCRYPTFS_HEADER_LEN'), HEADER_LEN);
   assert.equal(h.get('TSCRYPTFS_HEADER_VERSION'), HEADER_VERSION);
@@ -47,8 +47,8 @@ test('native/src/format.h and the TypeScript content layer state the same format
   assert.equal(h.get('TSCRYPTFS_BLOCK_AAD_LEN'), cipher.blockAad(1, new Uint8Array(FILE_ID_LEN)).length);
 });
 
-test('native/src/aegis_export.h numbers AEGIS-256X2 as src/crypto/aegis/variants.ts does', () => {
-  assert.equal(defines('src/aegis_export.h').get('TSCRYPTFS_AEGIS_256X2'), AEGIS_VARIANTS.aegis256x2.nativeId);
+test('native/crypto/aegis_export.h numbers AEGIS-256X2 as src/crypto/aegis/variants.ts does', () => {
+  assert.equal(defines('crypto/aegis_export.h').get('TSCRYPTFS_AEGIS_256X2'), AEGIS_VARIANTS.aegis256x2.nativeId);
 });
 
 test('native/fuse-native/stat_words.h and src/util/stat-words.ts agree on the word count', () => {

@@ -1,5 +1,5 @@
 /**
- * The native lookup's names (native/src/name_cipher.c) are the bytes
+ * The native lookup's names (native/crypto/name_cipher.c) are the bytes
  * src/names/name-codec.ts makes: format.md §14's worked example, then every
  * length from 1 to 255 bytes (ASCII and multi-byte UTF-8) under random keys
  * and IVs, with long names hashed at the default and the smallest
@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Eme, hkdfSha256, HKDF_INFO } from '../../src/crypto/index.js';
-import { batchBinding } from '../../src/crypto/native-batch.js';
+import { fastPathBinding } from '../../src/fuse/fast-path-addon.js';
 import { NameCodec } from '../../src/names/index.js';
 import { needs } from '../helpers/requirements.js';
 
@@ -25,7 +25,7 @@ function jsDiskName(key: Uint8Array, iv: Uint8Array, name: Buffer, longNameMax: 
 }
 
 test('native names: format.md §14 (one_byte.txt, dir1, longfile_+221x)', T, () => {
-  const b = batchBinding()!;
+  const b = fastPathBinding()!;
   const key = hkdfSha256(MASTER_KEY, HKDF_INFO.eme, 32);
   assert.deepEqual(b.nameEncrypt(key, ROOT_IV, Buffer.from('one_byte.txt'), 255, true), ['8rFYouUd3gksl_wgUtQhEQ', false]);
   assert.deepEqual(b.nameEncrypt(key, ROOT_IV, Buffer.from('dir1'), 255, true), ['mRIRrXZ3fOzZSslFbbQjJg', false]);
@@ -36,7 +36,7 @@ test('native names: format.md §14 (one_byte.txt, dir1, longfile_+221x)', T, () 
 });
 
 test('native names: every length, ASCII and UTF-8, as name-codec.ts makes them', T, () => {
-  const b = batchBinding()!;
+  const b = fastPathBinding()!;
   for (const [longNameMax, raw64] of [
     [255, true],
     [62, true],
@@ -55,7 +55,7 @@ test('native names: every length, ASCII and UTF-8, as name-codec.ts makes them',
 });
 
 test('native names: bad arguments are refused', T, () => {
-  const b = batchBinding()!;
+  const b = fastPathBinding()!;
   const key = randomBytes(32);
   assert.throws(() => b.nameEncrypt(key, ROOT_IV, Buffer.alloc(0), 255, true), /bad argument/);
   assert.throws(() => b.nameEncrypt(key, ROOT_IV, Buffer.alloc(256, 0x61), 255, true), /bad argument/);

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envSwitch, SWITCHES, switchValue, type SwitchInfo, type SwitchName } from '../../src/util/switches.js';
-import { nativeFastPathSwitches } from '../../src/fuse/native-reads.js';
+import { nativeFastPathSwitches } from '../../src/fuse/native-fast-path.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 /** The .ts files below `dir` (symlinks and the fixtures left out). */

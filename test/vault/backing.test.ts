@@ -216,7 +216,7 @@ describe('the backing layer', () => {
   });
 
   test('a directory removed behind the vault and made again: new names in it fail until forgetCipherDirs, then work', async () => {
-    // What a mount's native rmdir does (native/src/unlinker.c): the vault
+    // What a mount's native rmdir does (native/fastpath/remove.c): the vault
     // keeps the removed directory's descriptor, by plaintext path, for a
     // second, and learns of the removal through forgetCipherDirs.
     await v.mkdir('/gone', 0o755);

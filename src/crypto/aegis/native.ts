@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { AEGIS_ENV, aegisMode, nativeAllowed } from './mode.js';
 
-/** The functions `native/src/aegis.c` exports. Arguments are checked again in C. */
+/** The functions `native/crypto/aegis.c` exports. Arguments are checked again in C. */
 export interface AegisNativeBinding {
   /** True when this CPU has the instructions the addon uses (AES-NI, SSSE3, SSE4.1). */
   available(): boolean;
@@ -59,7 +59,7 @@ export interface AegisNativeBinding {
     aadLen: number,
     out: Uint8Array,
   ): number;
-  /** The variant's decryption for the batch addon's read path (native/src/aegis_export.h), as the current code path has it. */
+  /** The variant's decryption for the batch addon's read path (native/crypto/aegis_export.h), as the current code path has it. */
   decryptHandle(variant: number): object;
 }
 

@@ -11,7 +11,7 @@ export interface AegisVariantInfo {
   readonly lanes: AegisLanes;
   readonly keySize: number;
   readonly nonceSize: number;
-  /** The variant number the native addon uses (native/src/aegis.c `enum variant`). */
+  /** The variant number the native addon uses (native/crypto/aegis.c `enum variant`). */
   readonly nativeId: number;
 }
 

@@ -1,7 +1,6 @@
 /*
- * A mount's native write path: the WRITE answered on the
- * libfuse thread that received it, as the read path (reader.c) answers a
- * READ. Answered in JavaScript, a write costs two thread hand-overs on top
+ * The hook `write`: a WRITE answered on the libfuse thread that received
+ * it. Answered in JavaScript, a write costs two thread hand-overs on top
  * of its sealing and pwrite, all on the one JS thread; an untar sends 3.6
  * per file, a sequential write one per 128 KiB.
  *
@@ -20,14 +19,13 @@
  * undoes the growth when the disk is full).
  *
  * JavaScript and this code never change one file at once: the file's
- * `owner` word (reader_core.h) is taken with a compare-and-swap before
- * anything is read, and a write finding it taken goes to JavaScript, which
- * takes its own locks and waits for the word. The fences are bumped around
- * the change, so native reads of the file leave the overlap to JavaScript.
+ * `owner` word (fences.h) is taken with a compare-and-swap before anything
+ * is read, and a write finding it taken goes to JavaScript, which takes its
+ * own locks and waits for the word. The fences are bumped around the
+ * change, so native reads of the file leave the overlap to JavaScript.
  */
 #define _GNU_SOURCE
-#include "reader_core.h"
-#include "napi_args.h"
+#include "fast_path.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/crypto.h>
@@ -37,12 +35,6 @@
 #include <unistd.h>
 
 #define WRITE_MAX (1u << 20) /* more than a FUSE write carries (128 KiB) */
-
-static int pass(struct reader *r)
-{
-    __atomic_add_fetch(&r->writes_passed, 1, __ATOMIC_RELAXED);
-    return TSCRYPTFS_HOOK_PASS;
-}
 
 static int pwrite_full(int fd, const uint8_t *buf, size_t len, off_t off)
 {
@@ -57,42 +49,24 @@ static int pwrite_full(int fd, const uint8_t *buf, size_t len, off_t off)
     return 0;
 }
 
-/* Gives this thread an encrypting context for `r` (none needed for AEGIS); 0 when it cannot be had. */
-static int encrypting(struct reader *r, struct thread_state *t)
+/* The plaintext of block `b` into dst (room for BLOCK bytes); 0 when it cannot be had here (past the end, too short, does not open). */
+static int old_block(const struct content_key *k, struct content_thread *t, int fd, uint64_t b, const uint8_t *id, int64_t csize, uint8_t *dst)
 {
-    if (r->cipher == READ_AEGIS) return 1;
-    if (!t->ectx || t->ecipher != r->cipher) {
-        if (t->ectx) EVP_CIPHER_CTX_free(t->ectx);
-        t->ectx = aead_new_ctx(r->cipher, 1);
-        t->ecipher = r->cipher;
-        t->egen = 0;
-    }
-    return t->ectx != NULL;
-}
-
-/*
- * The plaintext of block `b` into dst (room for BLOCK bytes); 0 when it
- * cannot be had here (past the end, too short, does not open).
- */
-static int old_block(struct reader *r, struct thread_state *t, int fd, uint64_t b, const uint8_t *id, int64_t csize, uint8_t *dst)
-{
-    const size_t overhead = r->nonce + AEAD_TAG, cbs = BLOCK + overhead;
+    const size_t overhead = k->nonce + AEAD_TAG, cbs = BLOCK + overhead;
     const int64_t coff = HEADER + (int64_t)(b * cbs);
     if (coff >= csize) return 0;
     const size_t clen = (size_t)(csize - coff) < cbs ? (size_t)(csize - coff) : cbs;
-    if (clen <= overhead || !reader_pread_full(fd, t->buf, clen, (off_t)coff)) return 0;
-    const size_t plen = clen - overhead;
+    if (clen <= overhead || !content_pread_full(fd, t->buf, clen, (off_t)coff)) return 0;
     uint8_t aad[AAD_LEN];
-    reader_block_aad(aad, b, id);
-    const int ok = reader_open_block(r, t, t->gen != r->gen, t->buf, plen, aad, dst);
-    t->gen = ok ? r->gen : 0; /* after a failure the context's state is not trusted: re-key next time */
-    return ok;
+    content_block_aad(aad, b, id);
+    return content_open_block(k, t, t->buf, clen - overhead, aad, dst);
 }
 
 /* The write, with the file's owner word held and its fences open. */
-static int write_held(struct reader *r, int fd, const uint8_t *data, size_t len, int64_t off)
+static int write_held(struct fast_path *p, int fd, const uint8_t *data, size_t len, int64_t off)
 {
-    const size_t overhead = r->nonce + AEAD_TAG, cbs = BLOCK + overhead;
+    const struct content_key *k = &p->key;
+    const size_t overhead = k->nonce + AEAD_TAG, cbs = BLOCK + overhead;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return TSCRYPTFS_HOOK_PASS;
     const int64_t csize = st.st_size;
@@ -102,10 +76,10 @@ static int write_held(struct reader *r, int fd, const uint8_t *data, size_t len,
     if (fresh) {
         if (off != 0 || RAND_bytes(id, ID_LEN) != 1) return TSCRYPTFS_HOOK_PASS;
     } else {
-        if (csize <= HEADER || (plain = reader_plain_size(csize, cbs, overhead)) < 0 || !reader_file_id(fd, id)) return TSCRYPTFS_HOOK_PASS;
+        if (csize <= HEADER || (plain = content_plain_size(csize, cbs, overhead)) < 0 || !content_file_id(fd, id)) return TSCRYPTFS_HOOK_PASS;
     }
     if (off > plain) return TSCRYPTFS_HOOK_PASS; /* holes: JavaScript pads the last block */
-    const int prealloc = __atomic_load_n(&r->prealloc, __ATOMIC_ACQUIRE);
+    const int prealloc = fp_on(&p->prealloc);
     const uint64_t wend = (uint64_t)off + len;
     if (!prealloc && wend > (uint64_t)plain) return TSCRYPTFS_HOOK_PASS;
 
@@ -115,12 +89,12 @@ static int write_held(struct reader *r, int fd, const uint8_t *data, size_t len,
     const uint64_t end = wend > keep ? wend : keep;
     const size_t nblocks = (size_t)(last - first + 1);
     const size_t outlen = (fresh ? HEADER : 0) + (size_t)(end - start) + nblocks * overhead;
-    struct thread_state *t = reader_thread_state(r, cbs);
-    if (!t || !encrypting(r, t) || !reader_grow(&t->plain, &t->plain_cap, nblocks * BLOCK) || !reader_grow(&t->out, &t->out_cap, outlen))
+    struct content_thread *t = content_thread(k, cbs);
+    if (!t || !content_sealing(k, t) || !content_grow(&t->plain, &t->plain_cap, nblocks * BLOCK) || !content_grow(&t->out, &t->out_cap, outlen))
         return TSCRYPTFS_HOOK_PASS;
-    if ((uint64_t)off > start && !old_block(r, t, fd, first, id, csize, t->plain)) return TSCRYPTFS_HOOK_PASS;
+    if ((uint64_t)off > start && !old_block(k, t, fd, first, id, csize, t->plain)) return TSCRYPTFS_HOOK_PASS;
     if (wend % BLOCK != 0 && wend < end && (last != first || (uint64_t)off == start) &&
-        !old_block(r, t, fd, last, id, csize, t->plain + (last - first) * BLOCK))
+        !old_block(k, t, fd, last, id, csize, t->plain + (last - first) * BLOCK))
         return TSCRYPTFS_HOOK_PASS;
     memcpy(t->plain + ((uint64_t)off - start), data, len);
 
@@ -136,26 +110,18 @@ static int write_held(struct reader *r, int fd, const uint8_t *data, size_t len,
     for (uint64_t b = first; b <= last; b++) {
         const uint64_t bstart = b * BLOCK;
         const size_t plen = end - bstart < BLOCK ? (size_t)(end - bstart) : BLOCK;
-        uint8_t *nonce = out + o, *sealed = nonce + r->nonce, *tag = sealed + plen;
-        if (RAND_bytes(nonce, (int)r->nonce) != 1) return TSCRYPTFS_HOOK_PASS;
-        reader_block_aad(aad, b, id);
-        const uint8_t *m = t->plain + (bstart - start);
-        if (r->cipher == READ_AEGIS) {
-            r->aegis_enc(sealed, tag, AEAD_TAG, m, plen, aad, AAD_LEN, nonce, r->key);
-        } else if (!aead_one(t->ectx, r->cipher, 1, t->egen != r->gen, r->key, nonce, aad, AAD_LEN, m, plen, sealed, tag)) {
-            t->egen = 0;
-            return TSCRYPTFS_HOOK_PASS;
-        } else {
-            t->egen = r->gen;
-        }
-        o += r->nonce + plen + AEAD_TAG;
+        uint8_t *nonce = out + o, *sealed = nonce + k->nonce, *tag = sealed + plen;
+        if (RAND_bytes(nonce, (int)k->nonce) != 1) return TSCRYPTFS_HOOK_PASS;
+        content_block_aad(aad, b, id);
+        if (!content_seal_block(k, t, nonce, aad, t->plain + (bstart - start), plen, sealed, tag)) return TSCRYPTFS_HOOK_PASS;
+        o += k->nonce + plen + AEAD_TAG;
     }
     OPENSSL_cleanse(t->plain, (size_t)(end - start));
 
     const off_t coff = fresh ? 0 : (off_t)(HEADER + first * cbs);
     if (prealloc && fallocate(fd, FALLOC_FL_KEEP_SIZE, coff, (off_t)o) != 0) {
         /* JavaScript reserves again and reports: ENOSPC, or the one warning that fallocate is missing. */
-        if (errno == EOPNOTSUPP || errno == ENOSYS) __atomic_store_n(&r->prealloc, 0, __ATOMIC_RELEASE);
+        if (errno == EOPNOTSUPP || errno == ENOSYS) __atomic_store_n(&p->prealloc, 0, __ATOMIC_RELEASE);
         return TSCRYPTFS_HOOK_PASS;
     }
     const int res = pwrite_full(fd, out, o, coff);
@@ -168,40 +134,27 @@ static int write_held(struct reader *r, int fd, const uint8_t *data, size_t len,
 }
 
 /* The hook's `write` (fuse_hooks.h). Twin: writeContent in src/vault/file-content.ts. */
-int reader_write(void *ctx, uint64_t fh, const char *data, size_t len, int64_t off)
+int fp_write(void *ctx, uint64_t fh, const char *data, size_t len, int64_t off)
 {
-    struct reader *r = ctx;
-    if (!__atomic_load_n(&r->writes, __ATOMIC_ACQUIRE) || len == 0 || len > WRITE_MAX || off < 0 || off > INT64_MAX / 2)
-        return TSCRYPTFS_HOOK_PASS;
-    if (r->cipher == READ_AEGIS && !r->aegis_enc) return TSCRYPTFS_HOOK_PASS;
-    struct handle *h = reader_pin(r, fh);
+    struct fast_path *p = ctx;
+    if (!fp_on(&p->writes) || len == 0 || len > WRITE_MAX || off < 0 || off > INT64_MAX / 2) return TSCRYPTFS_HOOK_PASS;
+    if (p->key.cipher == CONTENT_AEGIS && !p->key.aegis_enc) return TSCRYPTFS_HOOK_PASS;
+    struct handle *h = handles_pin(&p->handles, fh);
     if (!h) return TSCRYPTFS_HOOK_PASS;
     int res = TSCRYPTFS_HOOK_PASS;
-    int32_t *fence = r->fences + FENCE_STRIDE * (size_t)h->slot;
+    int32_t *fence = fences_of(&p->fences, h->slot);
     int32_t free_word = 0;
     if ((h->flags & HANDLE_WRITABLE) &&
         __atomic_compare_exchange_n(&fence[FENCE_OWNER], &free_word, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         __atomic_add_fetch(&fence[FENCE_STARTED], 1, __ATOMIC_SEQ_CST);
-        res = write_held(r, h->fd, (const uint8_t *)data, len, off);
+        res = write_held(p, h->fd, (const uint8_t *)data, len, off);
         __atomic_add_fetch(&fence[FENCE_FINISHED], 1, __ATOMIC_SEQ_CST);
         __atomic_store_n(&fence[FENCE_OWNER], 0, __ATOMIC_RELEASE);
     }
-    reader_unpin(r, h);
-    if (res == TSCRYPTFS_HOOK_PASS) return pass(r);
-    __atomic_add_fetch(&r->written, 1, __ATOMIC_RELAXED);
-    return res;
-}
-
-/* readerWrites(reader, on, prealloc): whether reader_write answers (off when created), and whether it reserves space first */
-napi_value reader_js_writes(napi_env env, napi_callback_info info)
-{
-    size_t argc = 3, on, prealloc;
-    napi_value argv[3];
-    struct reader *r;
-    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 || !(r = reader_get(env, argv[0])) ||
-        !get_size(env, argv[1], &on) || on > 1 || !get_size(env, argv[2], &prealloc) || prealloc > 1)
-        return throw_inval(env, "readerWrites(reader, on, prealloc): bad argument");
-    __atomic_store_n(&r->prealloc, (int)prealloc, __ATOMIC_RELEASE);
-    __atomic_store_n(&r->writes, (int)on, __ATOMIC_RELEASE);
-    return NULL;
+    handles_unpin(&p->handles, h);
+    if (res == TSCRYPTFS_HOOK_PASS) {
+        hook_passed(&p->written);
+        return res;
+    }
+    return hook_answered(&p->written, res);
 }

@@ -12,7 +12,6 @@
 #include "aead_block.h"
 #include "shared_job.h"
 #include "napi_args.h"
-#include "reader.h"
 #include <string.h>
 
 #define TAG AEAD_TAG
@@ -119,7 +118,7 @@ NAPI_MODULE_INIT()
     if (napi_create_function(env, "sealBlocks", NAPI_AUTO_LENGTH, js_seal_blocks, NULL, &f) != napi_ok ||
         napi_set_named_property(env, exports, "sealBlocks", f) != napi_ok ||
         napi_create_function(env, "openBlocks", NAPI_AUTO_LENGTH, js_open_blocks, NULL, &f) != napi_ok ||
-        napi_set_named_property(env, exports, "openBlocks", f) != napi_ok || !reader_register(env, exports) ||
+        napi_set_named_property(env, exports, "openBlocks", f) != napi_ok ||
         !shared_job_register(env, exports))
         return NULL;
     return exports;

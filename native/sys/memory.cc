@@ -19,8 +19,9 @@
 #include <node_api.h>
 #include <v8.h>
 #include <malloc.h>
+#include "sys.h"
 
-extern "C" napi_value sys_return_memory(napi_env env, napi_callback_info info)
+napi_value sys_return_memory(napi_env env, napi_callback_info info)
 {
     (void)info;
     v8::Isolate *isolate = v8::Isolate::GetCurrent();

@@ -16,7 +16,7 @@
  *   flock(fd, op)                        -> 0 or -errno (flock(2))
  *   returnMemory()                       -> undefined: V8's and malloc's free
  *                                            memory back to the system
- *                                            (sys_memory.cc)
+ *                                            (memory.cc)
  *
  * tscryptfs reserves the space of every cipher block before writing it
  * (FALLOC_FL_KEEP_SIZE, as gocryptfs does), so a full disk fails the write
@@ -40,10 +40,7 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include "stat_words.h"
-
-void sys_at_register(napi_env env, napi_value exports);
-/* sys_memory.cc */
-napi_value sys_return_memory(napi_env env, napi_callback_info info);
+#include "sys.h"
 
 static napi_value sys_fallocate(napi_env env, napi_callback_info info)
 {

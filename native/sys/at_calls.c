@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include "napi_args.h"
 #include "stat_words.h"
+#include "sys.h"
 
 #define NAME_BUF 4097
 

@@ -1,0 +1,254 @@
+/* See walk.h. */
+#define _GNU_SOURCE
+#include "walk.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DIRIV_NAME "gocryptfs.diriv"
+#define NAME_MAX_PLAIN 255
+#define IV_SLOTS 512
+#define IV_PPATH_MAX 256
+
+struct iv_slot {
+    int used;
+    int64_t at; /* CLOCK_MONOTONIC ns when read */
+    uint16_t plen, clen;
+    char ppath[IV_PPATH_MAX];
+    char cpath[CPATH_MAX];
+    uint8_t iv[NAME_IV_LEN];
+};
+
+/* Each libfuse thread's AES-256-ECB context under one walk's name key. */
+struct walk_thread {
+    EVP_CIPHER_CTX *ctx;
+    uint64_t gen;
+};
+
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+static uint64_t next_gen = 1;
+
+static void tl_free(void *p)
+{
+    struct walk_thread *t = p;
+    if (!t) return;
+    if (t->ctx) EVP_CIPHER_CTX_free(t->ctx);
+    free(t);
+}
+
+static void tl_init(void) { pthread_key_create(&tl_key, tl_free); }
+
+/* This thread's context for `w`; NULL when it cannot be had. */
+static EVP_CIPHER_CTX *thread_ctx(struct walk *w)
+{
+    pthread_once(&tl_once, tl_init);
+    struct walk_thread *t = pthread_getspecific(tl_key);
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (!t || pthread_setspecific(tl_key, t) != 0) {
+            free(t);
+            return NULL;
+        }
+    }
+    if (!t->ctx || t->gen != w->gen) {
+        if (t->ctx) EVP_CIPHER_CTX_free(t->ctx);
+        t->ctx = name_ctx_new(&w->names);
+        t->gen = w->gen;
+    }
+    return t->ctx;
+}
+
+void walk_clear(struct walk *w)
+{
+    memset(w, 0, sizeof *w);
+    pthread_mutex_init(&w->mut, NULL);
+}
+
+int walk_init(struct walk *w, const uint8_t *key, size_t long_name_max, int raw64)
+{
+    if (w->ready) return 0;
+    w->ivs = calloc(IV_SLOTS, sizeof *w->ivs);
+    if (!w->ivs || !name_key_init(&w->names, key, long_name_max, raw64)) return 0;
+    w->gen = __atomic_fetch_add(&next_gen, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->ready, 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
+void walk_free(struct walk *w)
+{
+    OPENSSL_cleanse(&w->names, sizeof w->names);
+    if (w->ivs) OPENSSL_cleanse(w->ivs, IV_SLOTS * sizeof *w->ivs); /* IVs are not secret; cipher paths and plaintext paths are the user's */
+    free(w->ivs);
+    w->ivs = NULL;
+    w->ready = 0;
+    pthread_mutex_destroy(&w->mut);
+}
+
+/* The kept IV and cipher path of plaintext directory `p` (`plen` bytes; 0: the root); 0 when none is valid. */
+static int iv_get(struct walk *w, const char *p, size_t plen, uint8_t *iv, char *cpath, size_t *clen)
+{
+    if (plen >= IV_PPATH_MAX) return 0;
+    struct iv_slot *s = &w->ivs[kept_hash(p, plen) % IV_SLOTS];
+    const int64_t now = kept_now_ns();
+    int hit = 0;
+    pthread_mutex_lock(&w->mut);
+    if (s->used && s->plen == plen && memcmp(s->ppath, p, plen) == 0 && kept_fresh(s->at, now)) {
+        memcpy(iv, s->iv, NAME_IV_LEN);
+        memcpy(cpath, s->cpath, s->clen);
+        cpath[s->clen] = 0;
+        *clen = s->clen;
+        hit = 1;
+    }
+    pthread_mutex_unlock(&w->mut);
+    return hit;
+}
+
+/* Keeps what a walk read at `at`, under dirs_gen `gen`, unless a directory change started or ended since. */
+static void iv_put(struct walk *w, const char *p, size_t plen, const uint64_t *dirs_gen, uint64_t gen, int64_t at, const uint8_t *iv,
+                   const char *cpath, size_t clen)
+{
+    if (plen >= IV_PPATH_MAX || clen >= CPATH_MAX) return;
+    struct iv_slot *s = &w->ivs[kept_hash(p, plen) % IV_SLOTS];
+    pthread_mutex_lock(&w->mut);
+    if (__atomic_load_n(dirs_gen, __ATOMIC_ACQUIRE) == gen) {
+        s->used = 1;
+        s->at = at;
+        s->plen = (uint16_t)plen;
+        memcpy(s->ppath, p, plen);
+        s->clen = (uint16_t)clen;
+        memcpy(s->cpath, cpath, clen);
+        memcpy(s->iv, iv, NAME_IV_LEN);
+    }
+    pthread_mutex_unlock(&w->mut);
+}
+
+void walk_forget(struct walk *w, const char *path)
+{
+    if (!__atomic_load_n(&w->ready, __ATOMIC_ACQUIRE) || !path) return;
+    const size_t n = strlen(path);
+    pthread_mutex_lock(&w->mut);
+    for (size_t i = 0; i < IV_SLOTS; i++) {
+        struct iv_slot *s = &w->ivs[i];
+        if (s->used && s->plen >= n && memcmp(s->ppath, path, n) == 0 && (s->plen == n || s->ppath[n] == '/')) s->used = 0;
+    }
+    pthread_mutex_unlock(&w->mut);
+}
+
+/* The IV of the directory `dfd`, as src/names/diriv.ts reads it: exactly 16 bytes, not all zero. */
+static int read_iv(int dfd, uint8_t *iv)
+{
+    int fd = openat(dfd, DIRIV_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return 0;
+    uint8_t buf[NAME_IV_LEN + 1];
+    ssize_t n;
+    do n = read(fd, buf, sizeof buf);
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n != NAME_IV_LEN) return 0; /* a short read of a regular file on a local file system is its end */
+    uint8_t any = 0;
+    for (int i = 0; i < NAME_IV_LEN; i++) any |= buf[i];
+    if (!any) return 0;
+    memcpy(iv, buf, NAME_IV_LEN);
+    return 1;
+}
+
+/*
+ * Whether `len` bytes are well-formed UTF-8 (RFC 3629 §4: no overlong
+ * forms, no surrogates, nothing above U+10FFFF). The binding hands JS its
+ * paths as strings, which turn any other byte into U+FFFD, so JS encrypts
+ * such a name as something else: those stay with JS, to be found as they
+ * were made.
+ */
+static int utf8_ok(const uint8_t *s, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        const uint8_t c = s[i];
+        size_t n;
+        uint8_t lo = 0x80, hi = 0xbf;
+        if (c < 0x80) { i++; continue; }
+        if (c >= 0xc2 && c <= 0xdf) n = 1;
+        else if (c >= 0xe0 && c <= 0xef) { n = 2; if (c == 0xe0) lo = 0xa0; if (c == 0xed) hi = 0x9f; }
+        else if (c >= 0xf0 && c <= 0xf4) { n = 3; if (c == 0xf0) lo = 0x90; if (c == 0xf4) hi = 0x8f; }
+        else return 0;
+        if (i + n >= len) return 0; /* cut short */
+        if (s[i + 1] < lo || s[i + 1] > hi) return 0;
+        for (size_t k = 2; k <= n; k++)
+            if (s[i + k] < 0x80 || s[i + k] > 0xbf) return 0;
+        i += n + 1;
+    }
+    return 1;
+}
+
+/* One plaintext component: what cipher-tree.ts's components() lets through without an error. */
+static int valid_component(const char *s, size_t len)
+{
+    return len > 0 && len <= NAME_MAX_PLAIN && !(len == 1 && s[0] == '.') && !(len == 2 && s[0] == '.' && s[1] == '.') &&
+           utf8_ok((const uint8_t *)s, len);
+}
+
+int cpath_append(char *cpath, size_t *clen, size_t cap, const char *name)
+{
+    const size_t n = strlen(name), sep = *clen > 0;
+    if (*clen + sep + n >= cap) return 0;
+    if (sep) cpath[(*clen)++] = '/';
+    memcpy(cpath + *clen, name, n + 1);
+    *clen += n;
+    return 1;
+}
+
+int walk_find(struct walk *w, struct dirs *d, const char *path, const uint64_t *dirs_gen, struct dir_ref *dir, char *disk, int *is_long,
+              char *cpath, size_t *clen)
+{
+    const int root = dirs_root(d);
+    EVP_CIPHER_CTX *ctx;
+    if (root < 0 || !__atomic_load_n(&w->ready, __ATOMIC_ACQUIRE) || !(ctx = thread_ctx(w))) return 0;
+    const uint64_t gen = __atomic_load_n(dirs_gen, __ATOMIC_ACQUIRE);
+    const char *last = strrchr(path, '/') + 1;
+    const size_t dlen = (size_t)(last - 1 - path); /* the parent's plaintext path, "" for the root */
+    uint8_t iv[NAME_IV_LEN];
+    *clen = 0;
+    if (iv_get(w, path, dlen, iv, cpath, clen)) {
+        if (dirs_get(d, cpath, *clen, dir) != 0) return 0;
+    } else {
+        /* The walk from the root, keeping each directory it reads, and the last one open. */
+        const uint64_t epoch = dirs_epoch(d);
+        int64_t at = kept_now_ns();
+        if (!iv_get(w, path, 0, iv, cpath, clen)) {
+            if (!read_iv(root, iv)) return 0;
+            iv_put(w, path, 0, dirs_gen, gen, at, iv, "", 0);
+        }
+        *clen = 0;
+        cpath[0] = 0;
+        int dfd = root;
+        for (const char *p = path + 1; p < last;) {
+            const char *slash = strchr(p, '/');
+            const size_t len = (size_t)(slash - p);
+            int next = -1;
+            if (valid_component(p, len) && name_encrypt(ctx, &w->names, iv, (const uint8_t *)p, len, disk, is_long) &&
+                cpath_append(cpath, clen, CPATH_MAX, disk))
+                next = openat(dfd, disk, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (dfd != root) close(dfd);
+            dfd = next;
+            at = kept_now_ns();
+            if (dfd < 0) return 0;
+            if (!read_iv(dfd, iv)) {
+                close(dfd);
+                return 0;
+            }
+            iv_put(w, path, (size_t)(slash - path), dirs_gen, gen, at, iv, cpath, *clen);
+            p = slash + 1;
+        }
+        if (dfd == root) dirs_get(d, "", 0, dir);
+        else dirs_keep(d, cpath, *clen, dfd, epoch, at, dir);
+    }
+    const size_t nlen = strlen(last);
+    if (!valid_component(last, nlen) || !name_encrypt(ctx, &w->names, iv, (const uint8_t *)last, nlen, disk, is_long)) {
+        dirs_put(d, dir);
+        return 0;
+    }
+    return 1;
+}

@@ -1,0 +1,63 @@
+/*
+ * From a plaintext path to its place in the cipher directory, as
+ * src/vault/backing/cipher-tree.ts finds it: each plaintext component
+ * encrypted under its directory's IV (name_cipher.c), each directory
+ * opened with openat(O_PATH|O_DIRECTORY|O_NOFOLLOW) from its parent's
+ * descriptor, from the root down, the IV read through that descriptor. A
+ * symlink planted in the cipher directory is never followed.
+ *
+ * Directories' IVs and cipher paths are kept, by plaintext path, as the
+ * vault's directory cache keeps them (dir-cache.ts): for KEPT_TTL_NS. A
+ * mkdir, rmdir or rename through the mount makes the hook forget the
+ * directories it touches and all below them when it starts and again when
+ * it ends (walk_forget), and what a walk read is kept only if the
+ * binding's count of those changes (`dirs_gen`, which steps on before each
+ * forgetting) stood still while it read. A kept directory is then opened
+ * in one openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, which
+ * refuses symlinks on the way as the walk does, unless dirs.c still has
+ * it open.
+ */
+#ifndef TSCRYPTFS_FASTPATH_WALK_H
+#define TSCRYPTFS_FASTPATH_WALK_H
+
+#include "dirs.h"
+#include "name_cipher.h"
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct iv_slot;
+
+struct walk {
+    struct name_key names;
+    int ready;            /* walk_init succeeded */
+    uint64_t gen;         /* unique per key: thread contexts re-key on change */
+    struct iv_slot *ivs;  /* IV_SLOTS, under mut */
+    pthread_mutex_t mut;
+};
+
+/* An empty walk: walk_find passes until walk_init. */
+void walk_clear(struct walk *w);
+/* Encrypts names under the 32-byte EME key (copied) from now on; 0 when out of memory or OpenSSL fails. */
+int walk_init(struct walk *w, const uint8_t *key, size_t long_name_max, int raw64);
+void walk_free(struct walk *w);
+
+/*
+ * Finds plaintext `path` ("/a/b", not the root) below d's root: its parent
+ * directory in *dir (given back with dirs_put), its last name on disk in
+ * `disk` (NAME_DISK_MAX + 1 bytes, with *is_long) and the parent's cipher
+ * path in `cpath` (CPATH_MAX bytes, *clen of them used). Returns 1, or 0
+ * when the request must go to JavaScript (nothing to give back then): a
+ * name the vault refuses or that JavaScript would see otherwise, a missing
+ * directory or IV.
+ */
+int walk_find(struct walk *w, struct dirs *d, const char *path, const uint64_t *dirs_gen, struct dir_ref *dir, char *disk, int *is_long,
+              char *cpath, size_t *clen);
+
+/* Forgets plaintext directory `path` and everything kept below it. */
+void walk_forget(struct walk *w, const char *path);
+
+/* Appends "/" (unless cpath is "") and `name` to cpath (*clen bytes, room for `cap`); 0 when it does not fit. */
+int cpath_append(char *cpath, size_t *clen, size_t cap, const char *name);
+
+#endif
