@@ -943,6 +943,12 @@ Fuse.libfuseVersion = function () {
   return binding.fuse_native_libfuse_version()
 }
 
+// the sha256 of the C sources the loaded binary was built from (checked
+// against this directory's sources above, when it loaded)
+Fuse.sourceHash = function () {
+  return binding.fork_source_sha256
+}
+
 module.exports = Fuse
 
 // opts.spin = { answer, loop } in microseconds (see fuse_native_hand_over

@@ -1,7 +1,7 @@
 /**
  * What the FUSE side of this installation is, for -version: the version of
  * our fuse-native fork, the sources its loaded binary was built from (the
- * sha256 the binary carries, native/fuse-native/source-hash.js), and the
+ * sha256 the binary carries, Fuse.sourceHash()), and the
  * libfuse that binary is linked against, read from this process's own
  * memory map once it is loaded. Nothing here mounts anything.
  */
@@ -78,13 +78,11 @@ export function fuseInfo(): FuseInfo {
   } catch {
     // unreadable package.json: the version stays unknown
   }
+  let sources: string;
   try {
-    loadFuse();
+    sources = loadFuse().sourceHash().slice(0, 12);
   } catch (err) {
     return { fuseNative: version, sources: null, libfuse: mappedLibfuse(), problem: (err as Error).message };
   }
-  // The binary index.js loaded (require caches it, so this loads nothing new).
-  const binding = createRequire(join(dir, 'index.js'))('./build/Release/fuse.node') as { fork_source_sha256?: unknown };
-  const sources = typeof binding.fork_source_sha256 === 'string' ? binding.fork_source_sha256.slice(0, 12) : null;
   return { fuseNative: version, sources, libfuse: mappedLibfuse(), problem: fuseDeviceProblem() };
 }

@@ -32,6 +32,8 @@ export interface FuseConstructor {
   unmount(mnt: string, cb: (err: Error | null) => void): void;
   /** fuse_version() of the libfuse the binding runs with (29 for 2.9.x). */
   libfuseVersion(): number;
+  /** The sha256 (hex) of the C sources the loaded binary was built from. */
+  sourceHash(): string;
 }
 
 /** fuse_version() of the libfuse the binding is written for: 2.9 (native/fuse-native/README.md). */
@@ -61,8 +63,8 @@ export function loadFuse(): FuseConstructor {
     const first = (err as Error).message.split('\n')[0]!;
     throw new FuseUnavailableError(`fuse-native cannot be loaded: ${first}${/libfuse/.test(first) ? ' (is libfuse2 installed?)' : ''}`);
   }
-  // Upstream's fuse-native, installed in place of the fork, has no libfuseVersion.
-  if (typeof Fuse.prototype._onexit !== 'function' || typeof Fuse.libfuseVersion !== 'function') {
+  // Upstream's fuse-native, installed in place of the fork, has neither libfuseVersion nor sourceHash.
+  if (typeof Fuse.prototype._onexit !== 'function' || typeof Fuse.libfuseVersion !== 'function' || typeof Fuse.sourceHash !== 'function') {
     throw new FuseUnavailableError("the fuse-native that loads is not tscryptfs's fork (native/fuse-native); run npm ci");
   }
   const wrongLibfuse = libfuseMismatch(Fuse.libfuseVersion());
