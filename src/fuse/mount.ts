@@ -86,6 +86,21 @@ export interface Mounted {
 const MAX_WRITE = 131072;
 
 /**
+ * Which of the binding's mechanisms the environment leaves on for a mount
+ * with (or without) a native fast path: kept listings are checked through
+ * the fast path's walks, kept copies ride on kept listings, and the
+ * assist hook comes from the batch addon. The tests ask the same function.
+ */
+export function bindingSwitches(hasFastPath: boolean, env: NodeJS.ProcessEnv = process.env): { keptListings: boolean; keptCopies: boolean; assist: boolean } {
+  const keptListings = hasFastPath && envSwitch('TSCRYPTFS_KEPT_LISTINGS', env);
+  return {
+    keptListings,
+    keptCopies: keptListings && envSwitch('TSCRYPTFS_KEPT_COPIES', env),
+    assist: envSwitch('TSCRYPTFS_NATIVE_BATCH', env) && envSwitch('TSCRYPTFS_ASSIST', env),
+  };
+}
+
+/**
  * How long, in microseconds, the two threads of a request stay awake waiting
  * for each other (the binding, Documentation/fuse-native.md): the libfuse
  * thread for its answer, the JS event loop for the next request. Waking a
@@ -141,6 +156,7 @@ export async function mountReverse(view: ReverseView, mountpoint: string, o: Mou
 
 async function mountOperations(operations: FuseOperations, mountpoint: string, o: MountOptions, source: string, fastPath?: object): Promise<Mounted> {
   const Fuse = loadFuse();
+  const on = bindingSwitches(fastPath !== undefined);
   const fuse: FuseInstance = new Fuse(mountpoint, operations.ops, {
     timeout: false,
     bigWrites: true,
@@ -175,14 +191,14 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
     // (checked at each opendir by the read hook's walk, for a second after
     // the listing; this mount's own changes drop it in the kernel). Not with
     // -sharedstorage; TSCRYPTFS_KEPT_LISTINGS=0 turns it off, for measurements.
-    keptListings: (o.attrCache ?? true) && (o.keptListings ?? true) && fastPath !== undefined && envSwitch('TSCRYPTFS_KEPT_LISTINGS'),
+    keptListings: (o.attrCache ?? true) && (o.keptListings ?? true) && on.keptListings,
     // The kernel lists again from memory only a listing it read to the end;
     // rm -r reads one getdents of a directory (is it empty?), then opens it
     // again and reads it all. The binding keeps a copy of each listing it
     // records for keeping and answers a new listing of that directory from
     // it, on the same checks. TSCRYPTFS_KEPT_COPIES=0 turns it off, for
     // measurements.
-    keptListingCopies: envSwitch('TSCRYPTFS_KEPT_COPIES'),
+    keptListingCopies: on.keptCopies,
     // The kernel asks for security.capability before each write to learn
     // whether privileges must go, and for the attributes before each chown.
     // With FUSE_HANDLE_KILLPRIV_V2 it asks once per file and leaves the
@@ -231,7 +247,7 @@ async function mountOperations(operations: FuseOperations, mountpoint: string, o
   if (fastPath) fuse.setFastPath(fastPath);
   // A libfuse thread waiting for the answer to a large WRITE seals some of
   // its blocks (native/crypto/shared_job.h); TSCRYPTFS_ASSIST=0 turns that off.
-  const assist = envSwitch('TSCRYPTFS_ASSIST') ? batchBinding()?.assistHook() : undefined;
+  const assist = on.assist ? batchBinding()?.assistHook() : undefined;
   if (assist) fuse.setAssistHook(assist);
   return {
     mountpoint,

@@ -8,11 +8,11 @@
  * `native(...)` gives the switches a mount started with `extra` variables
  * on top of this process's environment runs with.
  */
-import { envSwitch } from '../../src/util/switches.js';
 import { nativeFastPathSwitches } from '../../src/fuse/native-fast-path.js';
+import { bindingSwitches } from '../../src/fuse/mount.js';
 
 export interface NativeParts extends ReturnType<typeof nativeFastPathSwitches> {
-  /** Kept listings need the native fast path (src/fuse/mount.ts, keptListings). */
+  /** Kept listings need the native fast path (src/fuse/mount.ts, bindingSwitches). */
   keptListings: boolean;
   /** Kept copies of listings ride on kept listings. */
   keptCopies: boolean;
@@ -23,13 +23,7 @@ export interface NativeParts extends ReturnType<typeof nativeFastPathSwitches> {
 export function native(extra: NodeJS.ProcessEnv = {}): NativeParts {
   const env = { ...process.env, ...extra };
   const parts = nativeFastPathSwitches(env);
-  const keptListings = parts.reads && envSwitch('TSCRYPTFS_KEPT_LISTINGS', env);
-  return {
-    ...parts,
-    keptListings,
-    keptCopies: keptListings && envSwitch('TSCRYPTFS_KEPT_COPIES', env),
-    assist: envSwitch('TSCRYPTFS_NATIVE_BATCH', env) && envSwitch('TSCRYPTFS_ASSIST', env),
-  };
+  return { ...parts, ...bindingSwitches(parts.reads, env) };
 }
 
 /** The parts on in this process's environment. */
