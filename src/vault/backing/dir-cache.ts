@@ -19,6 +19,14 @@
  * while an operation still uses it is closed when that operation releases
  * it, never under it. Bounded: 1024 directories (descriptors), 16384
  * entries; past either, everything not in use is dropped.
+ *
+ * A mount's native fast path keeps the same facts on its own side, for the
+ * requests it answers on libfuse's threads, with the same lifetime:
+ * directory IVs and cipher paths by plaintext path
+ * (native/fastpath/walk.c) and open directories by cipher path
+ * (native/fastpath/dirs.c). It forgets them at every mkdir, rmdir and
+ * rename through the mount, and the mount hands this cache the directories
+ * the fast path removed (takeRemovedDirs).
  */
 import type { AtCalls } from '../../util/sys-at.js';
 
