@@ -47,8 +47,9 @@
 # Each round runs every candidate once; the starting candidate rotates from
 # round to round, and every second round runs the candidates in reverse
 # order, so that no candidate always runs right after the same one
-# (performance.txt §34: in a fixed cyclic order the one after securefs was
-# slower on LS and RM in four rounds of five). Every candidate gets a fresh cipherdir and mount per round,
+# (Documentation/performance.md, "The candidate order in benchmark.bash":
+# in a fixed cyclic order the one after securefs was slower on LS and RM
+# in four rounds of five). Every candidate gets a fresh cipherdir and mount per round,
 # all on the same backing filesystem (default: a directory on the tmpfs
 # /dev/shm; -dir DIR to choose), with -scryptn 10 (securefs: -r 1; password:
 # "bench").
@@ -77,7 +78,8 @@
 #                   into the second, then WRITE2B, a second file there; the
 #                   same dd as WRITE, each with its own daemon's CPU seconds
 #                   (on the 2-core VM the drop is gocryptfs's too: fresh pages
-#                   cost a trip to the host there; performance.txt §18)
+#                   cost a trip to the host there; Documentation/
+#                   performance.md, "Why WRITE swings on this machine")
 #   -only LIST      comma-separated candidate names (see above)
 #   -dir DIR        backing directory (default: a new directory in /dev/shm)
 #   -dbench-time S  dbench -t S for each of the two dbench runs (default 8)

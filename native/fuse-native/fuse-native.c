@@ -2829,7 +2829,8 @@ static void * fuse_native_init (struct fuse_conn_info *conn) {
 
 // spinning. Every request crosses from a libfuse thread to the JS
 // thread and back. Waking a sleeping thread costs more than most answers
-// take (tscryptfs's Documentation/performance.txt, sections 8-10). So both
+// take (tscryptfs's Documentation/performance.md, "Spinning instead of
+// sleeping"). So both
 // sides stay awake a little: after each request the JS event loop polls
 // instead of sleeping for hot_ns (an active uv_idle handle makes uv_run poll
 // with a zero timeout), and the libfuse thread polls for its answer for up
@@ -2874,7 +2875,8 @@ static void fuse_native_hand_over (fuse_thread_locals_t *l) {
   // takes JS longer than the usual answer (seal, preallocate, pwrite), so it
   // spins 3 ns per byte. Smaller writes come from programs that do other
   // work too (dbench), which would lose the CPU to the spinning. The
-  // measurements behind these choices: performance.txt, sections 9 and 10.
+  // measurements behind these choices: tscryptfs's
+  // Documentation/performance.md, "Spinning only when alone".
   const uint32_t queued = __atomic_fetch_add(&(ft->in_js), 1, __ATOMIC_ACQ_REL);
   const uint32_t op = l->op;
   uint64_t spin_ns = ft->spin_ns;

@@ -434,7 +434,8 @@ static napi_value at_readdirat(napi_env env, napi_callback_info info)
  * `leaf` in `dirfd`, not followed, for the size of its name list: -1 with
  * errno ENOSYS before 6.13, then never tried again. One system call where
  * llistxattr on /proc/self/fd/N/leaf walks procfs first (1.5 against 2.8
- * microseconds an entry, performance.txt §35).
+ * microseconds an entry: Documentation/performance.md, "xattr list sizes
+ * per entry").
  */
 #ifndef SYS_listxattrat
 #define SYS_listxattrat 465

@@ -11,7 +11,8 @@
  *   malloc_trim(0)                    glibc gives back the free tops of its
  *                                     arenas (one per libfuse thread that
  *                                     ever ran, see
- *                                     Documentation/performance.txt).
+ *                                     Documentation/performance.md,
+ *                                     "Memory given back when idle").
  *
  * The only C++ here: Node-API has no way to reach either. It runs on the
  * JS thread, which the notification requires.

@@ -9,8 +9,8 @@
  * than 5 s: after half a second of quiet the next listing or rm took 7-10 %
  * more CPU (most likely the collection dropped compiled code of functions
  * that had not run meanwhile, and it warmed up again).
- * Figures: Documentation/performance.txt §16. TSCRYPTFS_RETURN_MEMORY=0
- * turns it off.
+ * Figures: Documentation/performance.md, "Memory given back when idle".
+ * TSCRYPTFS_RETURN_MEMORY=0 turns it off.
  *
  * No polling at a fixed rate: while requests come, the next look is due
  * when the spell since the last one would be `quietMs` long; once the

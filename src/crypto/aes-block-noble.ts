@@ -8,7 +8,8 @@
  * Each call builds a one-shot cipher object (noble refuses a second
  * encrypt on one object), which expands the key schedule again. That costs
  * the noble backend some speed on short inputs (EME names) and a little on
- * 4 KiB blocks (Documentation/performance.txt §13); the noble backend is
+ * 4 KiB blocks (Documentation/performance.md, "The noble backend"); the
+ * noble backend is
  * the independent pure-TypeScript path, not the fast one, and an API that
  * holds across releases matters more there.
  */

@@ -109,8 +109,9 @@ export function bindingSwitches(hasFastPath: boolean, env: NodeJS.ProcessEnv = p
  * other request is waiting for JS (behind a queue its answer comes late,
  * and a polling thread takes the CPU the JS thread needs), for `answer` us,
  * long enough for the small requests of an untar, and the binding scales
- * it to 3 ns per byte for a 128 KiB write. Documentation/performance.txt
- * (sections 8-10) has the measurements behind the two numbers.
+ * it to 3 ns per byte for a 128 KiB write. Documentation/performance.md
+ * ("Spinning instead of sleeping", "Spinning only when alone") has the
+ * measurements behind these numbers.
  * TSCRYPTFS_SPIN=ANSWER,LOOP overrides them ("0,0": off), for measurements.
  */
 export function spinSettings(env: string | undefined = switchValue('TSCRYPTFS_SPIN')): { answer: number; loop: number } {

@@ -6,7 +6,8 @@
  * A FUSE request makes several such calls in a row, and each trip through
  * the thread pool adds latency that a system call on a local disk, tmpfs or
  * the page cache does not have; direct calls are therefore the default
- * (Documentation/performance.txt has the measurements). On a slow network
+ * (Documentation/performance.md, "Direct system calls", has the
+ * measurements). On a slow network
  * filesystem, where one call can block for milliseconds,
  * TSCRYPTFS_FS_IO=async keeps the event loop free instead.
  *

@@ -11,7 +11,8 @@
  * (no compiler at install time). On btrfs it is off from the start, with
  * one line at open, as in gocryptfs: copy-on-write writes a new extent
  * anyway, so the reservation only costs time and space (figures in
- * Documentation/performance.txt). `-noprealloc` turns it off.
+ * Documentation/performance.md, "Preallocation"). `-noprealloc` turns it
+ * off.
  */
 import { fallocate, fallocateAvailable, FALLOC_FL_KEEP_SIZE } from '../util/native-sys.js';
 import { fsError, sameCode } from '../util/errors.js';

@@ -21,8 +21,9 @@
  * daemon over 6-15 cycles: no object of ours grows.)
  *
  * Short here; `npm run test:long` (TSCRYPTFS_LONG_TESTS=1) runs 15 longer
- * cycles. The fsstress runs behind the issue are quoted in
- * Documentation/performance.txt; this test does not need fsstress.
+ * cycles. The fsstress runs behind this test are in
+ * Documentation/performance.md, "Memory under a mixed load"; this test
+ * does not need fsstress.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,6 +1,7 @@
 /**
  * Output buffers for seal/open. Allocating a fresh ArrayBuffer per 4 KiB
- * block costs more than AEGIS itself does on AES-NI (performance.txt §12),
+ * block costs more than AEGIS itself does on AES-NI
+ * (Documentation/performance.md, "The AEGIS output pool"),
  * so small outputs are carved out of a shared slab, the way
  * `Buffer.allocUnsafe` serves small sizes from its pool (and so the way the
  * node:crypto backends' `Buffer.concat` results already are): a returned
