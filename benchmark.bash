@@ -289,6 +289,10 @@ snapshot() {
 	if [[ -d $1/native/build ]]; then
 		cp -a "$1/native/build" "$2/native/" || die "cannot copy $1/native/build to $2"
 	fi
+	# A checkout from before fuse-native was kept as source checks its patch record at mount.
+	if [[ -d $1/patches ]]; then
+		cp -a "$1/patches" "$2/" || die "cannot copy $1/patches to $2"
+	fi
 	local m
 	for m in "$1"/node_modules/* "$1"/node_modules/.bin; do
 		[[ -e $m ]] || continue
