@@ -11,7 +11,7 @@
 import type { NativeContentKey, NativeNameKey } from './keys.js';
 import type { FenceSlots } from './write-fences.js';
 import type { Vault } from './vault.js';
-import type { VaultFile } from './vault-file.js';
+import { backingDescriptor, type VaultFile } from './vault-file.js';
 
 export interface InternalAccess {
   /** A copy of the master key. */
@@ -42,16 +42,7 @@ export function internalAccess(vault: Vault): InternalAccess {
   return access;
 }
 
-const descriptors = new WeakMap<VaultFile, () => number>();
-
-/** Called once by each VaultFile as it is made. */
-export function registerFileDescriptor(file: VaultFile, fd: () => number): void {
-  descriptors.set(file, fd);
-}
-
 /** The backing file descriptor of `file`, which a mount's native path reads and writes through. */
 export function fileDescriptor(file: VaultFile): number {
-  const fd = descriptors.get(file);
-  if (!fd) throw new Error('not a VaultFile');
-  return fd();
+  return backingDescriptor(file);
 }

@@ -11,7 +11,6 @@ import type { AtCalls, TimeArg } from '../util/sys-at.js';
 import { allocateContent, plainSize, readContent, readContentInto, truncateContent, writeContent, type ContentFile } from './file-content.js';
 import { accessMode } from './open-flags.js';
 import { setSize, withoutSetIdBits } from './stats.js';
-import { registerFileDescriptor } from './internal-access.js';
 
 /** What a handle needs of its vault to change the file's attributes. */
 export interface FileAttrAccess {
@@ -34,9 +33,16 @@ function reopen(fd: number): number {
   }
 }
 
+/** The backing descriptor of an open file (set by VaultFile's static block; internal-access.ts hands it to the mount, src/index.ts does not export it). */
+export let backingDescriptor: (file: VaultFile) => number;
+
 export class VaultFile {
   private position = 0;
   private closed = false;
+
+  static {
+    backingDescriptor = (file) => file.f.fd;
+  }
 
   /** @internal Made by Vault.open. */
   constructor(
@@ -47,9 +53,7 @@ export class VaultFile {
     readonly path: string,
     private readonly onClose: () => void,
     private readonly attrs: FileAttrAccess,
-  ) {
-    registerFileDescriptor(this, () => this.f.fd);
-  }
+  ) {}
 
   /** The file's write fence slot (./write-fences.ts) in the counters of `buffer`; -1 for none. */
   fenceIn(buffer: ArrayBuffer): number {
