@@ -29,7 +29,7 @@ import { CliError, EXIT } from './exit-codes.js';
 import { hasMasterKeyArg } from './masterkey.js';
 import { describeError, PROGRAM_NAME, type Output } from './output.js';
 import { readPasswordTwice, wipe } from './password.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from './version-line.js';
 import { internalAccess } from '../vault/internal-access.js';
 
 /** log2(N) from -scryptn: 0 or less means the default, as in gocryptfs. */

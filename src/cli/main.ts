@@ -13,34 +13,31 @@
  */
 import { promises as fsp } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CONF_NAME } from '../config/index.js';
-import { REVERSE_CONF_NAME } from '../reverse/index.js';
+import { CONF_NAME } from '../config/conf-file.js';
+import { REVERSE_CONF_NAME } from '../reverse/conf-name.js';
 import type { BackendName } from '../crypto/index.js';
 import { bool, list, parseArgs, prettyArgs, str, type ParsedArgs } from './flags/command-line.js';
 import { FLAGS } from './flags/flag-table.js';
 import { parseGoBool } from './flags/go-values.js';
-import { compileGlob } from '../names/index.js';
+import { compileGlob } from '../names/badname.js';
 import type { Action, CliContext } from './context.js';
 import { hasCode } from '../util/errors.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { helpLong, helpShort } from './help.js';
-import { runFsck } from './fsck.js';
-import { runInfo } from './info.js';
-import { runInit } from './init.js';
-import { runMount } from './mount.js';
-import { DAEMON_ENV, runDaemonChild } from './daemon.js';
 import { describeError, Output, PROGRAM_NAME } from './output.js';
-import { runPasswd } from './passwd.js';
 import { scrubProcessArgv } from './redact.js';
-import { runSpeed } from './speed.js';
-import { printVersion, versionReport } from './version.js';
+import { switchValue } from '../util/switches.js';
 
-/** Operation flags; at most one may be given, and each takes exactly one CIPHERDIR. */
-const ACTIONS: ReadonlyArray<{ flag: string; run: Action }> = [
-  { flag: 'info', run: runInfo },
-  { flag: 'init', run: runInit },
-  { flag: 'passwd', run: runPasswd },
-  { flag: 'fsck', run: runFsck },
+/**
+ * Operation flags; at most one may be given, and each takes exactly one
+ * CIPHERDIR. Each action's module is loaded when it runs, so that -h or
+ * -info does not load the mount, FUSE and native modules.
+ */
+const ACTIONS: ReadonlyArray<{ flag: string; load: () => Promise<Action> }> = [
+  { flag: 'info', load: async () => (await import('./info.js')).runInfo },
+  { flag: 'init', load: async () => (await import('./init.js')).runInit },
+  { flag: 'passwd', load: async () => (await import('./passwd.js')).runPasswd },
+  { flag: 'fsck', load: async () => (await import('./fsck.js')).runFsck },
 ];
 
 /** The actions that can print their result as JSON (-json). */
@@ -143,6 +140,7 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
   checkCombinations(args);
 
   if (bool(args, 'version')) {
+    const { printVersion, versionReport } = await import('./version.js');
     if (out.json) out.printJson(versionReport());
     else printVersion(out);
     return;
@@ -152,7 +150,7 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
     return;
   }
   if (bool(args, 'speed')) {
-    runSpeed(out);
+    (await import('./speed.js')).runSpeed(out);
     return;
   }
   const pos = args.positional;
@@ -195,20 +193,20 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
       out.info(`Wrong number of arguments (have ${pos.length}, want 2). You passed: ${prettyArgs(argv)}`);
       throw new CliError(EXIT.Usage, `Usage: ${PROGRAM_NAME} [OPTIONS] CIPHERDIR MOUNTPOINT [-o COMMA-SEPARATED-OPTIONS]`);
     }
-    await runMount(ctx);
+    await (await import('./mount.js')).runMount(ctx);
     return;
   }
   if (ops.length > 1) throw new CliError(EXIT.Usage, 'At most one of -info, -init, -passwd, -fsck is allowed');
   if (pos.length !== 1) {
     throw new CliError(EXIT.Usage, `The options -info, -init, -passwd, -fsck take exactly one argument, ${pos.length} given`);
   }
-  await ops[0]!.run(ctx);
+  await (await ops[0]!.load())(ctx);
 }
 
 /** Entry point for bin/tscryptfs: sets the exit code, lets output drain. */
 export function run(): void {
-  if (process.env[DAEMON_ENV] === '1') {
-    void runDaemonChild();
+  if (switchValue('TSCRYPTFS_DAEMON_CHILD') === '1') {
+    void import('./daemon.js').then((d) => d.runDaemonChild());
     return;
   }
   // A reader that went away (`tscryptfs -hh | head -1`) is not an error worth a stack trace.

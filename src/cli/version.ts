@@ -7,49 +7,16 @@
  *   libfuse 2.9.9; OpenSSL 3.0.15+quic; AEGIS native vaes-avx2; batched AEAD native
  *
  * (one line on screen). The help texts start with the first three parts
- * only (versionLine), which need nothing loaded.
+ * only (versionLine in version-line.ts, which loads nothing).
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageVersion } from './version-line.js';
 import { aegisAvailability, aegisNativeStatus } from '../crypto/index.js';
 import { batchBinding } from '../crypto/native-batch.js';
 import { fuseInfo } from '../fuse/index.js';
 import type { Output } from './output.js';
 import { PROGRAM_NAME } from './output.js';
+export { packageVersion, versionLine } from './version-line.js';
 import { envSwitch } from '../util/switches.js';
-
-let cachedVersion: string | undefined;
-
-/**
- * The "version" of our package.json, found by walking up from this module
- * (works from src/cli and from dist/src/cli).
- */
-export function packageVersion(): string {
-  if (cachedVersion !== undefined) return cachedVersion;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
-      if (pkg.name === PROGRAM_NAME && typeof pkg.version === 'string') {
-        cachedVersion = pkg.version;
-        return cachedVersion;
-      }
-    } catch {
-      // no (readable) package.json here; keep walking up
-    }
-    const parent = dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
-  cachedVersion = 'unknown';
-  return cachedVersion;
-}
-
-/** Go's GOOS/GOARCH spelling is not needed; Node's platform/arch are shown as they are. */
-export function versionLine(): string {
-  return `${PROGRAM_NAME} ${packageVersion()}; node ${process.version}; ${process.platform}/${process.arch}`;
-}
 
 /** Everything -version reports (also the shape of `-version -json`). */
 export interface VersionReport {

@@ -30,9 +30,9 @@ import { fileIVs, pathIV, type FileIVs } from './pathiv.js';
 import { ReverseFile } from './reverse-file.js';
 import { InoMap } from './ino-map.js';
 import { LongNameIndex, type LongNameEntry } from './long-name-index.js';
+import { REVERSE_CONF_NAME } from './conf-name.js';
 
-/** The config file in the root of a reverse source directory. */
-export const REVERSE_CONF_NAME = '.gocryptfs.reverse.conf';
+export { REVERSE_CONF_NAME };
 /** Longest encoded symlink target the kernel accepts (gocryptfs: ENAMETOOLONG above). */
 const PATH_MAX = 4096;
 /** Virtual files: a regular file, read-only for everybody. */

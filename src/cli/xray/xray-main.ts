@@ -21,7 +21,7 @@ import { flagLookup, type FlagSpec } from '../flags/flag-table.js';
 import { GoFlagError, scanGoFlags } from '../flags/go-flags.js';
 import { describeError, goQuote, Output } from '../output.js';
 import { readPasswordOnce, wipe } from '../password.js';
-import { packageVersion } from '../version.js';
+import { packageVersion } from '../version-line.js';
 import { inspectFile } from './inspect.js';
 import { transformPaths } from './paths.js';
 
