@@ -7,7 +7,7 @@ import { buildCommand } from './flags/command-line.js';
 import { findFlag, type FlagSpec } from './flags/flag-table.js';
 import type { Output } from './output.js';
 import { PROGRAM_NAME } from './output.js';
-import { versionLine } from './version.js';
+import { versionLine } from './version-line.js';
 
 const USAGE =
   `Usage: ${PROGRAM_NAME} -init|-passwd|-info [OPTIONS] CIPHERDIR\n` +
@@ -15,36 +15,27 @@ const USAGE =
   `  or   ${PROGRAM_NAME} -reverse [OPTIONS] PLAINDIR MOUNTPOINT\n` +
   `  or   ${PROGRAM_NAME} -speed|-version|-h|-hh\n`;
 
-const SHORT_OPTIONS = `
-Common options (use -hh to show all):
-  -aessiv            Use AES-SIV encryption (with -init)
-  -xchacha           Use XChaCha20-Poly1305 encryption (with -init)
-  -aegis             Use AEGIS-256X2 encryption (with -init)
-  -plaintextnames    Do not encrypt file names (with -init)
-  -deterministic-names
-                     Do not create gocryptfs.diriv files (with -init)
-  -longnamemax N     Hash encrypted names longer than N bytes (with -init)
-  -scryptn N         scrypt cost log2(N), 10..28, default 16 (with -init, -passwd)
-  -reverse           Encrypted read-only view of a plaintext directory (with -init: create its config)
-  -exclude PATH      Hide PATH from the -reverse view (also -exclude-wildcard, -exclude-from)
-  -ctlsock PATH      Create a control socket for path translation at PATH
-  -config FILE       Custom path to the config file
-  -extpass CMD       Get the password from an external program
-  -passfile FILE     Read the password from a file
-  -masterkey HEX     Use the master key instead of the password ("stdin" reads it)
-  -h, -help          This short help text
-  -hh                Long help text with all options
-  -fsck              Check an encrypted directory for corruption
-  -init              Initialize an encrypted directory
-  -info              Display information about an encrypted directory
-  -passwd            Change the password
-  -q, -quiet         Silence informational messages
-  -speed             Run the crypto speed test
-  -version           Print version information
-  --                 Stop option parsing
+/**
+ * -h: the common options of each action, in groups, each option's text
+ * from the flag table (so -h and -hh never disagree); gocryptfs's -h shows
+ * the same options in one list. -hh has every option.
+ */
+const SHORT_GROUPS: ReadonlyArray<readonly [string, readonly string[]]> = [
+  ['Mounting (tscryptfs CIPHERDIR MOUNTPOINT)', ['allow_other', 'fg', 'fusedebug', 'idle', 'nonempty', 'nosyslog', 'ro', 'reverse', 'exclude', 'ctlsock']],
+  ['Creating a cipher directory (-init)', ['init', 'aessiv', 'xchacha', 'aegis', 'plaintextnames', 'deterministic-names', 'longnamemax', 'scryptn']],
+  ['Password and key (every action that opens CIPHERDIR)', ['extpass', 'passfile', 'masterkey', 'config', 'passwd']],
+  ['Other actions', ['info', 'fsck', 'speed', 'version', 'help', 'hh', 'quiet']],
+];
 
-tscryptfs-xray inspects cipher files, dumps the master key and translates
-paths through a control socket.
+/** The flags -h shows, by name. */
+export function shortHelpFlags(): FlagSpec[] {
+  return SHORT_GROUPS.flatMap(([, names]) => names.map((n) => findFlag(n)!));
+}
+
+const SHORT_TAIL = `  --                    Stop option parsing
+
+Use -hh to show all options. tscryptfs-xray inspects cipher files, dumps the
+master key and translates paths through a control socket.
 `;
 
 const NOTES = `
@@ -62,8 +53,17 @@ Notes: All options can equivalently use "-" (single dash) or "--" (double dash).
        unreadable or empty, 12 wrong password, 27 unsupported config, ...).
 `;
 
+/** Option rows as commander lays them out: term, then the text wrapped at the terminal's width. */
+function optionRows(specs: readonly FlagSpec[], text: (spec: FlagSpec) => string, width = Math.max(...specs.map((s) => term(s).length), 18)): string[] {
+  const help = buildCommand().createHelp();
+  const helpWidth = help.helpWidth ?? (process.stdout.columns || 80);
+  return specs.map((s) => help.wrap(`  ${term(s).padEnd(width + 2)}${text(s)}`, helpWidth, width + 4));
+}
+
 export function helpShort(out: Output): void {
-  out.print(`${versionLine()}\n\n${USAGE}${SHORT_OPTIONS}`);
+  const width = Math.max(...shortHelpFlags().map((s) => term(s).length));
+  const groups = SHORT_GROUPS.map(([title, names]) => `${title}:\n${optionRows(names.map((n) => findFlag(n)!), (s) => s.help, width).join('\n')}`);
+  out.print(`${versionLine()}\n\n${USAGE}\n${groups.join('\n\n')}\n${SHORT_TAIL}`);
 }
 
 /** "-name, -alias VALUE" in gocryptfs's single-dash spelling. */

@@ -59,6 +59,32 @@ test('-h, -help, --help: short help, exit 0', async () => {
   }
 });
 
+/** The flag spellings in the option rows of a help text ("  -idle, -i DURATION   text" gives -idle and -i). */
+function helpFlags(text: string): string[][] {
+  return text
+    .split('\n')
+    .filter((l) => /^  -/.test(l))
+    .map((l) => l.slice(2).split(/\s{2,}/)[0]!.match(/-[\w-]+/g) ?? []);
+}
+
+test('-h groups the common options by action; every one of them is in -hh', async () => {
+  const short = (await tscryptfs(['-h'])).stdout;
+  for (const group of ['Mounting (tscryptfs CIPHERDIR MOUNTPOINT):', 'Creating a cipher directory (-init):', 'Password and key (every action that opens CIPHERDIR):', 'Other actions:']) {
+    assert.ok(short.includes(`\n${group}\n`), `group ${group}`);
+  }
+  const long = new Set(helpFlags((await tscryptfs(['-hh'])).stdout).flat());
+  const shown = helpFlags(short).filter((names) => names[0] !== '--');
+  assert.ok(shown.length >= 30, `${shown.length} options in -h`);
+  for (const names of shown) for (const n of names) assert.ok(long.has(n), `${n} (in -h) is in -hh`);
+});
+
+test('every option gocryptfs\'s -h shows is in our -h', needs('gocryptfs'), async () => {
+  const ours = new Set(helpFlags((await tscryptfs(['-h'])).stdout).flat());
+  const theirs = helpFlags((await gocryptfs(['-h'])).stdout + (await gocryptfs(['-h'])).stderr);
+  assert.ok(theirs.length >= 25, `gocryptfs -h lists ${theirs.length} options`);
+  for (const names of theirs) if (names[0] !== '--') assert.ok(names.some((n) => ours.has(n)), `${names.join(', ')} (gocryptfs -h) is in tscryptfs -h`);
+});
+
 test('-hh: every option, including mount options and the -speed rule', async () => {
   const r = await tscryptfs(['-hh']);
   assert.equal(r.code, 0);
