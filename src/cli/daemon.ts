@@ -38,7 +38,11 @@ export function runInBackground(plan: ServePlan, opts: { nosyslog: boolean; quie
   if (!opts.nosyslog && !syslogReachable()) out.notice(`no syslog (${SYSLOG_SOCKET} is missing): the background process writes its messages to ${logFile}`);
   return new Promise((resolve, reject) => {
     const stdio = opts.nosyslog ? 'inherit' : 'pipe';
-    const child = spawn(process.execPath, [process.argv[1]!], {
+    // The child takes its plan from the IPC channel, not from these
+    // arguments: they are there so that ps, top and pgrep tell mounts apart,
+    // as gocryptfs's "gocryptfs -fg ... CIPHERDIR MOUNTPOINT" child does.
+    const title = ['-fg', ...(plan.reverse ? ['-reverse'] : []), ...(plan.readOnly ? ['-ro'] : []), plan.cipherdir, plan.mountpoint];
+    const child = spawn(process.execPath, [process.argv[1]!, ...title], {
       detached: true,
       stdio: ['ignore', stdio, stdio, 'ipc'],
       // Structured clone instead of JSON: the master key crosses as bytes, not as a hex string we could not wipe.
@@ -78,7 +82,7 @@ export function runInBackground(plan: ServePlan, opts: { nosyslog: boolean; quie
   });
 }
 
-/** Child side (bin/tscryptfs with DAEMON_ENV set): mount, report, serve until unmounted. */
+/** Child side (bin/tscryptfs with DAEMON_ENV set; its arguments only name the mount): mount, report, serve until unmounted. */
 export async function runDaemonChild(): Promise<never> {
   delete process.env[DAEMON_ENV];
   const msg = await new Promise<ParentMessage>((resolve) => process.once('message', (m) => resolve(m as ParentMessage)));

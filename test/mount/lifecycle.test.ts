@@ -16,6 +16,7 @@ import {
   cleanupMountsUnder,
   daemonPids,
   FUSERMOUNT,
+  initCipherdir,
   isAlive,
   isMounted,
   mountEntries,
@@ -184,6 +185,32 @@ test('SIGTERM to the background daemon unmounts and ends it; all data written be
     assert.deepEqual(await readManifest(fsSide(join(m, 'sigterm'))), written, 'everything written before SIGTERM is there');
   });
   await assertFsckClean(fx.cipherdir);
+});
+
+test('two background mounts: ps names each daemon\'s cipher directory and mount point, so pgrep finds the daemon of one mount', T, async () => {
+  const cipher2 = join(fx.tmp, 'cipher-title');
+  await initCipherdir(impl, cipher2);
+  const [mntA, mntB] = [join(fx.tmp, 'mnt-title-a'), join(fx.tmp, 'mnt-title-b')];
+  await mountImpl(impl, fx.cipherdir, mntA);
+  try {
+    await mountImpl(impl, cipher2, mntB);
+    try {
+      const ps = await run('ps', ['-eo', 'pid=,args=']);
+      assert.equal(ps.code, 0, ps.stderr);
+      for (const [cipher, mnt, other] of [[fx.cipherdir, mntA, mntB], [cipher2, mntB, mntA]] as const) {
+        const lines = ps.stdout.split('\n').filter((l) => l.includes(` ${mnt}`) && !/\b(fusermount3?|umount|mount)\b/.test(l.split(' ').filter(Boolean)[1] ?? ''));
+        assert.equal(lines.length, 1, `one process names ${mnt}:\n${lines.join('\n')}`);
+        const pid = Number(lines[0]!.trim().split(' ')[0]);
+        assert.deepEqual(daemonPids(mnt), [pid], 'the process that serves it');
+        const args = await run('ps', ['-o', 'args=', '-p', String(pid)]);
+        assert.ok(args.stdout.includes(cipher) && args.stdout.includes(mnt) && !args.stdout.includes(other), `ps -o args= -p ${pid}: ${args.stdout}`);
+      }
+    } finally {
+      await unmountAndReap(mntB);
+    }
+  } finally {
+    await unmountAndReap(mntA);
+  }
 });
 
 for (const how of ['SIGINT', 'SIGTERM', 'fusermount -u'] as const) {
