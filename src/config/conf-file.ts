@@ -68,7 +68,9 @@ export function parseConf(text: string): ConfFile {
   const obj = asObject(raw, 'config');
   const creator = field(obj, 'Creator');
   if (creator !== undefined && typeof creator !== 'string') throw configError('ECONFIGPARSE', 'Creator must be a string');
-  const scrypt = asObject(field(obj, 'ScryptObject'), 'ScryptObject');
+  // A missing ScryptObject reads as zero parameters, as Go's json.Unmarshal leaves them: validateConf then refuses them (gocryptfs: exit 27).
+  const scryptField = field(obj, 'ScryptObject');
+  const scrypt: Json = scryptField === undefined ? { Salt: '', N: 0, R: 0, P: 0, KeyLen: 0 } : asObject(scryptField, 'ScryptObject');
   const flags = field(obj, 'FeatureFlags');
   if (flags !== null && flags !== undefined && (!Array.isArray(flags) || flags.some((f) => typeof f !== 'string'))) {
     throw configError('ECONFIGPARSE', 'FeatureFlags must be an array of strings');
