@@ -36,8 +36,10 @@ if [ "$need_apt" = 1 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${APT_PACKAGES[@]}" >/dev/null
 fi
 
-echo "setup: npm ci (installs dependencies, builds native modules, compiles TypeScript)"
+echo "setup: npm ci (installs dependencies, builds the native modules)"
 npm ci --no-audit --no-fund
+echo "setup: npm run build (compiles TypeScript into dist/)"
+npm run build
 
 if [ "${1:-}" = "--no-demo" ]; then
   exit 0

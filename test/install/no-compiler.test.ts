@@ -45,6 +45,8 @@ test('npm ci without a compiler succeeds; AEGIS uses TypeScript, mounting explai
   const out = ci.stdout + ci.stderr;
   assert.match(out, /native AEGIS not built/);
   assert.match(out, /the FUSE binding is not built \(.*\): mounting is unavailable/);
+  const build = spawnSync('npm', ['run', 'build'], { cwd: proj, env, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(build.status, 0, `npm run build failed:\n${build.stdout}\n${build.stderr}`);
   // The library works, and AEGIS runs in TypeScript with the draft's vector 1 (256X2, empty message).
   const probe = `
     import { Vault } from './dist/src/index.js';
