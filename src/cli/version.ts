@@ -10,9 +10,10 @@
  * only (versionLine in version-line.ts, which loads nothing).
  */
 import { packageVersion } from './version-line.js';
-import { aegisAvailability, aegisNativeStatus } from '../crypto/index.js';
+import { aegisAvailability } from '../crypto/aegis/backend.js';
+import { aegisNativeStatus } from '../crypto/aegis/native.js';
 import { batchBinding } from '../crypto/native-batch.js';
-import { fuseInfo } from '../fuse/index.js';
+import { fuseInfo } from '../fuse/fuse-info.js';
 import type { Output } from './output.js';
 import { PROGRAM_NAME } from './output.js';
 export { packageVersion, versionLine } from './version-line.js';
