@@ -34,6 +34,7 @@
         "crypto/batch_aead.c",
         "crypto/aead_block.c",
         "crypto/shared_job.c",
+        "crypto/scrypt_smix.c",
         "common/napi_args.c"
       ],
       "cflags": [

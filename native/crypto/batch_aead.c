@@ -11,6 +11,7 @@
 #include <node_api.h>
 #include "aead_block.h"
 #include "shared_job.h"
+#include "scrypt_smix.h"
 #include "napi_args.h"
 #include <string.h>
 
@@ -119,7 +120,7 @@ NAPI_MODULE_INIT()
         napi_set_named_property(env, exports, "sealBlocks", f) != napi_ok ||
         napi_create_function(env, "openBlocks", NAPI_AUTO_LENGTH, js_open_blocks, NULL, &f) != napi_ok ||
         napi_set_named_property(env, exports, "openBlocks", f) != napi_ok ||
-        !shared_job_register(env, exports))
+        !shared_job_register(env, exports) || !scrypt_smix_register(env, exports))
         return NULL;
     return exports;
 }

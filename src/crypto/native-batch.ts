@@ -25,6 +25,12 @@ export interface BatchBinding {
   assistHook(): object;
   /** [jobs opened to other threads, chunks they sealed], for this process so far. */
   sharedJobStats(): [number, number];
+  /**
+   * scrypt's SMix of each 128r-byte part of `block`, off the JS thread
+   * (native/crypto/scrypt_smix.c); absent where the compiler had no vector
+   * extensions. src/config/scrypt.ts does the rest of scrypt around it.
+   */
+  scryptSmix?(block: Uint8Array, N: number, r: number): Promise<Buffer>;
 }
 
 /** Loaded once per process; null when unavailable (the file cannot change while we run). */
