@@ -11,7 +11,6 @@ import { spawn } from 'node:child_process';
 import { CliError, EXIT } from './exit-codes.js';
 import type { Output } from './output.js';
 import type { ServePlan } from './serve.js';
-import { startServing } from './serve.js';
 import { SyslogLogger } from './syslog.js';
 import { FileLogger, logFileFor, SYSLOG_SOCKET, syslogReachable } from './log-file.js';
 import type { Logger } from '../util/logger.js';
@@ -28,64 +27,116 @@ interface ParentMessage {
   logFile: string;
 }
 
-/**
- * Parent side: start the daemon and wait until it is mounted or failed.
- * Without a syslog to take the daemon's messages, says first (on stderr)
- * which file gets them.
- */
-export function runInBackground(plan: ServePlan, opts: { nosyslog: boolean; quiet: boolean }, out: Output): Promise<void> {
-  const logFile = logFileFor(plan.mountpoint);
-  if (!opts.nosyslog && !syslogReachable()) out.notice(`no syslog (${SYSLOG_SOCKET} is missing): the background process writes its messages to ${logFile}`);
-  return new Promise((resolve, reject) => {
-    const stdio = opts.nosyslog ? 'inherit' : 'pipe';
-    // The child takes its plan from the IPC channel, not from these
-    // arguments: they are there so that ps, top and pgrep tell mounts apart,
-    // as gocryptfs's "gocryptfs -fg ... CIPHERDIR MOUNTPOINT" child does.
-    const title = ['-fg', ...(plan.reverse ? ['-reverse'] : []), ...(plan.readOnly ? ['-ro'] : []), plan.cipherdir, plan.mountpoint];
-    const child = spawn(process.execPath, [process.argv[1]!, ...title], {
-      detached: true,
-      stdio: ['ignore', stdio, stdio, 'ipc'],
-      // Structured clone instead of JSON: the master key crosses as bytes, not as a hex string we could not wipe.
-      serialization: 'advanced',
-      env: { ...process.env, [DAEMON_ENV]: '1' },
-    });
-    child.stdout?.pipe(process.stdout, { end: false });
-    child.stderr?.pipe(process.stderr, { end: false });
-    let settled = false;
-    const finish = (err?: CliError): void => {
-      if (settled) return;
-      settled = true;
-      child.stdout?.unpipe();
-      child.stderr?.unpipe();
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      if (child.connected) child.disconnect();
-      child.unref();
-      if (err) reject(err);
-      else resolve();
-    };
-    child.on('message', (m: ChildMessage) => {
-      if ('ready' in m) {
-        out.info('Filesystem mounted and ready.');
-        finish();
-      } else {
-        finish(new CliError(m.exitCode, m.error));
-      }
-    });
-    child.on('error', (err) => finish(new CliError(EXIT.ForkChild, `cannot start the background process: ${err.message}`)));
-    child.on('exit', (code, signal) => {
-      finish(new CliError(code ?? EXIT.Other, code === null ? `the background process died (${signal})` : ''));
-    });
-    const msg: ParentMessage = { plan, nosyslog: opts.nosyslog, quiet: opts.quiet, logFile };
-    child.send(msg); // serialized synchronously: our copy of the key can go now
-    plan.masterKey.fill(0);
-  });
+/** What the background process is started with before the password is known: it shows in ps, and says where messages go. */
+export interface DaemonStart {
+  cipherdir: string;
+  mountpoint: string;
+  reverse: boolean;
+  readOnly: boolean;
+  nosyslog: boolean;
+  quiet: boolean;
 }
 
-/** Child side (bin/tscryptfs with DAEMON_ENV set; its arguments only name the mount): mount, report, serve until unmounted. */
+/** The background process between its start and the plan. */
+export interface Daemon {
+  /** Sends the plan (wiping our copy of the key) and waits until the mount is ready or failed. */
+  serve(plan: ServePlan): Promise<void>;
+  /** The command failed before the plan (a wrong password, ...): ends the process, which has nothing to say, and waits for it. */
+  abort(): Promise<void>;
+}
+
+/**
+ * Parent side: start the daemon now, before the password is read, so that
+ * its own start (Node and the modules a mount needs) runs while this
+ * process reads the password and derives the key. Without a syslog to take
+ * the daemon's messages, says (on stderr) which file gets them once the
+ * plan goes to the daemon.
+ */
+export function startDaemon(start: DaemonStart, out: Output): Daemon {
+  const logFile = logFileFor(start.mountpoint);
+  const stdio = start.nosyslog ? 'inherit' : 'pipe';
+  // The child takes its plan from the IPC channel, not from these
+  // arguments: they are there so that ps, top and pgrep tell mounts apart,
+  // as gocryptfs's "gocryptfs -fg ... CIPHERDIR MOUNTPOINT" child does.
+  const title = ['-fg', ...(start.reverse ? ['-reverse'] : []), ...(start.readOnly ? ['-ro'] : []), start.cipherdir, start.mountpoint];
+  const child = spawn(process.execPath, [process.argv[1]!, ...title], {
+    detached: true,
+    stdio: ['ignore', stdio, stdio, 'ipc'],
+    // Structured clone instead of JSON: the master key crosses as bytes, not as a hex string we could not wipe.
+    serialization: 'advanced',
+    env: { ...process.env, [DAEMON_ENV]: '1' },
+  });
+  child.stdout?.pipe(process.stdout, { end: false });
+  child.stderr?.pipe(process.stderr, { end: false });
+  let settle: ((err?: CliError) => void) | null = null;
+  let early: CliError | undefined; // the child failed before the plan was sent
+  const finish = (err?: CliError): void => {
+    child.stdout?.unpipe();
+    child.stderr?.unpipe();
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    if (child.connected) child.disconnect();
+    child.unref();
+    const s = settle;
+    settle = () => undefined;
+    if (s) s(err);
+    else early ??= err ?? new CliError(EXIT.Other, 'the background process ended early');
+  };
+  child.on('message', (m: ChildMessage) => {
+    if ('ready' in m) {
+      out.info('Filesystem mounted and ready.');
+      finish();
+    } else {
+      finish(new CliError(m.exitCode, m.error));
+    }
+  });
+  child.on('error', (err) => finish(new CliError(EXIT.ForkChild, `cannot start the background process: ${err.message}`)));
+  child.on('exit', (code, signal) => {
+    finish(new CliError(code ?? EXIT.Other, code === null ? `the background process died (${signal})` : ''));
+  });
+  return {
+    serve(plan) {
+      return new Promise<void>((resolve, reject) => {
+        if (early || !child.connected) {
+          plan.masterKey.fill(0);
+          reject(early ?? new CliError(EXIT.ForkChild, 'the background process ended early'));
+          return;
+        }
+        settle = (err) => (err ? reject(err) : resolve());
+        if (!start.nosyslog && !syslogReachable()) out.notice(`no syslog (${SYSLOG_SOCKET} is missing): the background process writes its messages to ${logFile}`);
+        const msg: ParentMessage = { plan, nosyslog: start.nosyslog, quiet: start.quiet, logFile };
+        child.send(msg); // serialized synchronously: our copy of the key can go now
+        plan.masterKey.fill(0);
+      });
+    },
+    abort() {
+      settle = () => undefined;
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      // It holds nothing yet (no plan, no mount), so it can simply end; the command returns once it has.
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      return gone;
+    },
+  };
+}
+
+/**
+ * Child side (bin/tscryptfs with DAEMON_ENV set; its arguments only name
+ * the mount): load what serving needs while the parent derives the key,
+ * then mount, report, serve until unmounted. A channel that closes before
+ * the plan came means the parent gave up and reports why itself.
+ */
 export async function runDaemonChild(): Promise<never> {
   delete process.env[DAEMON_ENV];
-  const msg = await new Promise<ParentMessage>((resolve) => process.once('message', (m) => resolve(m as ParentMessage)));
+  const serveModule = import('./serve.js').then((m) => (m.preloadServing(), m));
+  serveModule.catch(() => undefined); // reported below, once there is a parent to tell
+  const msg = await new Promise<ParentMessage | null>((resolve) => {
+    process.once('message', (m) => resolve(m as ParentMessage));
+    process.once('disconnect', () => resolve(null));
+  });
+  if (!msg) process.exit(0);
   // The parent's pipes go away when it exits; never die of writing to them.
   for (const s of [process.stdout, process.stderr]) s.on('error', () => undefined);
   let log: Logger = {
@@ -98,7 +149,7 @@ export async function runDaemonChild(): Promise<never> {
   const switching: Logger = { warn: (m) => log.warn(m), info: (m) => log.info?.(m) };
   let serving;
   try {
-    serving = await startServing(msg.plan, switching);
+    serving = await (await serveModule).startServing(msg.plan, switching);
   } catch (err) {
     const exitCode = err instanceof CliError ? err.exitCode : EXIT.Other;
     process.send?.({ error: (err as Error).message, exitCode });

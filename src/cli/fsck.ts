@@ -55,7 +55,7 @@ async function keyAndFormat(ctx: CliContext): Promise<{ masterKey: Buffer; forma
   const fromArgs = await masterKeyFromArgs(ctx.args, ctx.out);
   if (fromArgs) {
     try {
-      return { masterKey: fromArgs, format: formatFromFlags(ctx) };
+      return { masterKey: fromArgs, format: await formatFromFlags(ctx) };
     } catch (err) {
       wipe(fromArgs);
       throw err;

@@ -26,7 +26,6 @@ import { CliError, EXIT } from './exit-codes.js';
 import { helpLong, helpShort } from './help.js';
 import { describeError, Output, PROGRAM_NAME } from './output.js';
 import { scrubProcessArgv } from './redact.js';
-import { switchValue } from '../util/switches.js';
 
 /**
  * Operation flags; at most one may be given, and each takes exactly one
@@ -205,10 +204,6 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
 
 /** Entry point for bin/tscryptfs: sets the exit code, lets output drain. */
 export function run(): void {
-  if (switchValue('TSCRYPTFS_DAEMON_CHILD') === '1') {
-    void import('./daemon.js').then((d) => d.runDaemonChild());
-    return;
-  }
   // A reader that went away (`tscryptfs -hh | head -1`) is not an error worth a stack trace.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {

@@ -5,25 +5,22 @@
  * order, so the exit codes match: MOUNTPOINT (10), -masterkey (14) or
  * config (11 / 27), password (9 / 12). Then the mount: in the foreground
  * with -fg, otherwise in a background process (daemon.ts) while this one
- * returns once the mount is ready; a FUSE failure is exit 19.
+ * returns once the mount is ready; a FUSE failure is exit 19. That process
+ * starts before the config and the password are read, so this module
+ * imports what it needs for them only after it has started it.
  */
 import { promises as fsp } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve, sep } from 'node:path';
 import type { ConfFile, FormatOptions } from '../config/index.js';
-import { confFormat } from '../config/index.js';
-import { formatFromInitOptions } from '../vault/index.js';
 import { bool, list, num, str } from './flags/command-line.js';
 import type { MountOptions } from '../fuse/index.js';
 import type { Logger } from '../util/logger.js';
-import { runInBackground } from './daemon.js';
-import { requireAegisIfUsed } from './aegis-check.js';
-import { startServing, type ServePlan } from './serve.js';
+import { startDaemon } from './daemon.js';
+import type { ServePlan } from './serve.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
-import { loadConfig } from './load-config.js';
 import { masterKeyFromArgs } from './masterkey.js';
-import { reverseSettings } from './reverse-settings.js';
 import { describeError } from './output.js';
 import { hasCode } from '../util/errors.js';
 import { wipe } from './password.js';
@@ -80,7 +77,7 @@ async function checkCtlSock(ctx: CliContext): Promise<string | null> {
 }
 
 /** Format settings from -aessiv / -xchacha / ... when the config is bypassed. */
-export function formatFromFlags(ctx: CliContext): FormatOptions {
+export async function formatFromFlags(ctx: CliContext): Promise<FormatOptions> {
   const a = ctx.args;
   // -reverse implies -aessiv.
   const ciphers = (['aessiv', 'xchacha', 'aegis'] as const).filter((c) => bool(a, c) || (c === 'aessiv' && bool(a, 'reverse')));
@@ -88,7 +85,8 @@ export function formatFromFlags(ctx: CliContext): FormatOptions {
     throw new CliError(EXIT.Usage, `The options ${ciphers.map((c) => `-${c}`).join(' and ')} cannot be used at the same time`);
   }
   const cipher = bool(a, 'xchacha') ? 'xchacha' : ciphers.includes('aessiv') ? 'aes-siv' : bool(a, 'aegis') ? 'aegis' : 'aes-gcm';
-  requireAegisIfUsed(cipher);
+  (await import('./aegis-check.js')).requireAegisIfUsed(cipher);
+  const { formatFromInitOptions } = await import('../vault/index.js');
   try {
     return formatFromInitOptions({
       cipher,
@@ -109,20 +107,52 @@ export async function runMount(ctx: CliContext): Promise<void> {
   const mountpoint = resolve(ctx.args.positional[1]!);
   await checkMountpoint(ctx, mountpoint);
 
-  const reverse = bool(ctx.args, 'reverse') ? await reverseSettings(ctx) : undefined;
+  const reverse = bool(ctx.args, 'reverse') ? await (await import('./reverse-settings.js')).reverseSettings(ctx) : undefined;
   const ctlsock = await checkCtlSock(ctx);
+  const fg = bool(ctx.args, 'fg');
+  const daemon = fg ? null : startDaemon({ cipherdir: ctx.cipherdir, mountpoint, reverse: !!reverse, readOnly: bool(ctx.args, 'ro'), nosyslog: bool(ctx.args, 'nosyslog'), quiet: ctx.out.quiet }, ctx.out);
+  // In the foreground, the modules that serve load while the key is derived.
+  const serving = fg ? import('./serve.js') : null;
+  serving?.catch(() => undefined);
+  let serve: ServePlan;
+  try {
+    serve = servePlan(ctx, await mountPlan(ctx, mountpoint, !!reverse));
+  } catch (err) {
+    await daemon?.abort();
+    throw err;
+  }
+  if (reverse) {
+    serve.reverse = reverse;
+    serve.idleMs = 0; // gocryptfs ignores -idle in reverse mode
+  }
+  if (ctlsock) serve.ctlsock = ctlsock;
+  if (daemon) {
+    await daemon.serve(serve);
+    notifyReady(ctx);
+    return;
+  }
+  const log: Logger = { warn: (m) => ctx.out.warn(m), info: (m) => ctx.out.info(m) };
+  const { done } = await (await serving!).startServing(serve, log);
+  ctx.out.info('Filesystem mounted and ready.');
+  notifyReady(ctx);
+  await done;
+}
+
+/** The key and format: from -masterkey / -zerokey and the flags, or from the config and the password. */
+async function mountPlan(ctx: CliContext, mountpoint: string, reverse: boolean): Promise<MountPlan> {
   let plan: MountPlan;
   const keyFromArgs = await masterKeyFromArgs(ctx.args, ctx.out);
   if (keyFromArgs) {
     let format: FormatOptions;
     try {
-      format = formatFromFlags(ctx);
+      format = await formatFromFlags(ctx);
     } catch (err) {
       wipe(keyFromArgs);
       throw err;
     }
     plan = { cipherdir: ctx.cipherdir, mountpoint, conf: null, format, masterKey: keyFromArgs };
   } else {
+    const [{ loadConfig }, { confFormat }] = await Promise.all([import('./load-config.js'), import('../config/index.js')]);
     const { conf, masterKey } = await loadConfig(ctx);
     plan = { cipherdir: ctx.cipherdir, mountpoint, conf, format: confFormat(conf), masterKey };
   }
@@ -130,24 +160,7 @@ export async function runMount(ctx: CliContext): Promise<void> {
     wipe(plan.masterKey);
     throw new CliError(EXIT.Usage, 'AES-SIV is required by reverse mode, but not enabled in the config file');
   }
-
-  const serve = servePlan(ctx, plan);
-  if (reverse) {
-    serve.reverse = reverse;
-    serve.idleMs = 0; // gocryptfs ignores -idle in reverse mode
-  }
-  if (ctlsock) serve.ctlsock = ctlsock;
-  wipe(plan.masterKey);
-  if (!bool(ctx.args, 'fg')) {
-    await runInBackground(serve, { nosyslog: bool(ctx.args, 'nosyslog'), quiet: ctx.out.quiet }, ctx.out);
-    notifyReady(ctx);
-    return;
-  }
-  const log: Logger = { warn: (m) => ctx.out.warn(m), info: (m) => ctx.out.info(m) };
-  const { done } = await startServing(serve, log);
-  ctx.out.info('Filesystem mounted and ready.');
-  notifyReady(ctx);
-  await done;
+  return plan;
 }
 
 /** -notifypid PID: SIGUSR1 to PID once the mount is ready (for a waiting parent, as gocryptfs does). */
@@ -198,12 +211,15 @@ function parseForceOwner(v: string): { uid: number; gid: number } | undefined {
   return { uid: uid!, gid: gid! };
 }
 
+/** The plan a mount process serves; takes the key (the MountPlan's copy is wiped). */
 function servePlan(ctx: CliContext, plan: MountPlan): ServePlan {
+  const masterKey = Buffer.from(plan.masterKey);
+  wipe(plan.masterKey);
   return {
     cipherdir: plan.cipherdir,
     mountpoint: plan.mountpoint,
     format: plan.format,
-    masterKey: Buffer.from(plan.masterKey),
+    masterKey,
     backend: ctx.backend,
     readOnly: bool(ctx.args, 'ro'),
     noPrealloc: bool(ctx.args, 'noprealloc'),

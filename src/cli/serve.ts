@@ -64,6 +64,19 @@ async function openBacking(plan: ServePlan, key: Uint8Array, log: Logger): Promi
   return { mount: () => mountVault(vault, plan.mountpoint, plan.mount, log), close: () => vault.close(), paths: vault };
 }
 
+/**
+ * Loads the FUSE binding ahead of startServing (the background process
+ * does it while the parent derives the key). A failure is left for
+ * startServing to report.
+ */
+export function preloadServing(): void {
+  try {
+    loadFuse();
+  } catch {
+    /* startServing says why */
+  }
+}
+
 /** Mounts; resolves with the mount once the kernel has answered INIT. */
 export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{ mounted: Mounted; done: Promise<void> }> {
   const log: Logger = plan.wpanic ? { ...serveLog, warn: (m) => (serveLog.warn(m), panicOnWarning(m, (l) => serveLog.warn(l))) } : serveLog;
