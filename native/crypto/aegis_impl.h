@@ -170,6 +170,29 @@ static inline __attribute__((always_inline)) TARGET void FN(finalize)(VEC *V, ui
     memcpy(tag, acc, taglen);
 }
 
+/* Update(M) with one rate block of message vectors x (x + NV is the second half for AEGIS-128). */
+static inline __attribute__((always_inline)) TARGET void FN(update)(VEC *V, const VEC *x, const int F, const int NV)
+{
+    if (F == 128) FN(upd128)(V, x, x + NV, NV);
+    else FN(upd256)(V, x, NV);
+}
+
+/* Init(key, nonce), then the associated data, its last block zero-padded (pad: scratch of one rate block). */
+static inline __attribute__((always_inline)) TARGET void FN(start)(VEC *V, uint8_t *pad, const uint8_t *ad, size_t adlen,
+                                                                  const uint8_t *npub, const uint8_t *k, const int F, const int D)
+{
+    const int NV = D / VW;
+    const size_t RATE = (size_t)(F == 128 ? 2 : 1) * NV * VW * 16;
+    size_t i;
+    FN(init)(V, k, npub, F, D);
+    for (i = 0; i + RATE <= adlen; i += RATE) FN(absorb)(V, ad + i, F, NV);
+    if (adlen % RATE) {
+        memset(pad, 0, RATE);
+        memcpy(pad, ad + i, adlen % RATE);
+        FN(absorb)(V, pad, F, NV);
+    }
+}
+
 static inline __attribute__((always_inline)) TARGET void FN(encrypt)(uint8_t *c, uint8_t *tag, size_t taglen,
                                                                     const uint8_t *m, size_t mlen, const uint8_t *ad,
                                                                     size_t adlen, const uint8_t *npub, const uint8_t *k,
@@ -184,21 +207,14 @@ static inline __attribute__((always_inline)) TARGET void FN(encrypt)(uint8_t *c,
     size_t i;
     int v;
 
-    FN(init)(V, k, npub, F, D);
-    for (i = 0; i + RATE <= adlen; i += RATE) FN(absorb)(V, ad + i, F, NV);
-    if (adlen % RATE) {
-        memset(pad, 0, RATE);
-        memcpy(pad, ad + i, adlen % RATE);
-        FN(absorb)(V, pad, F, NV);
-    }
+    FN(start)(V, pad, ad, adlen, npub, k, F, D);
     for (i = 0; i + RATE <= mlen; i += RATE) {
         FN(keystream)(V, z, F, NV);
         for (v = 0; v < NM; v++) {
             x[v] = VLOAD(m + i + v * VW * 16);
             VSTORE(c + i + v * VW * 16, VXOR(x[v], z[v]));
         }
-        if (F == 128) FN(upd128)(V, x, x + NV, NV);
-        else FN(upd256)(V, x, NV);
+        FN(update)(V, x, F, NV);
     }
     if (mlen % RATE) {
         const size_t rest = mlen % RATE;
@@ -206,8 +222,7 @@ static inline __attribute__((always_inline)) TARGET void FN(encrypt)(uint8_t *c,
         memcpy(pad, m + i, rest);
         FN(keystream)(V, z, F, NV);
         for (v = 0; v < NM; v++) x[v] = VLOAD(pad + v * VW * 16);
-        if (F == 128) FN(upd128)(V, x, x + NV, NV);
-        else FN(upd256)(V, x, NV);
+        FN(update)(V, x, F, NV);
         for (v = 0; v < NM; v++) VSTORE(pad + v * VW * 16, VXOR(x[v], z[v]));
         memcpy(c + i, pad, rest);
     }
@@ -235,21 +250,14 @@ static inline __attribute__((always_inline)) TARGET int FN(decrypt)(uint8_t *m, 
     size_t i;
     int v;
 
-    FN(init)(V, k, npub, F, D);
-    for (i = 0; i + RATE <= adlen; i += RATE) FN(absorb)(V, ad + i, F, NV);
-    if (adlen % RATE) {
-        memset(pad, 0, RATE);
-        memcpy(pad, ad + i, adlen % RATE);
-        FN(absorb)(V, pad, F, NV);
-    }
+    FN(start)(V, pad, ad, adlen, npub, k, F, D);
     for (i = 0; i + RATE <= clen; i += RATE) {
         FN(keystream)(V, z, F, NV);
         for (v = 0; v < NM; v++) {
             x[v] = VXOR(VLOAD(c + i + v * VW * 16), z[v]);
             VSTORE(m + i + v * VW * 16, x[v]);
         }
-        if (F == 128) FN(upd128)(V, x, x + NV, NV);
-        else FN(upd256)(V, x, NV);
+        FN(update)(V, x, F, NV);
     }
     if (clen % RATE) {
         const size_t rest = clen % RATE;
@@ -260,8 +268,7 @@ static inline __attribute__((always_inline)) TARGET int FN(decrypt)(uint8_t *m, 
         memset(pad + rest, 0, RATE - rest); /* DecPartial: absorb ZeroPad(Truncate(out, |cn|)) */
         memcpy(m + i, pad, rest);
         for (v = 0; v < NM; v++) x[v] = VLOAD(pad + v * VW * 16);
-        if (F == 128) FN(upd128)(V, x, x + NV, NV);
-        else FN(upd256)(V, x, NV);
+        FN(update)(V, x, F, NV);
     }
     FN(finalize)(V, expected, taglen, adlen, clen, F, D);
     for (i = 0; i < taglen; i++) diff |= (uint8_t)(expected[i] ^ tag[i]);
