@@ -68,56 +68,49 @@ export function startDaemon(start: DaemonStart, out: Output): Daemon {
   });
   child.stdout?.pipe(process.stdout, { end: false });
   child.stderr?.pipe(process.stderr, { end: false });
-  let settle: ((err?: CliError) => void) | null = null;
-  let early: CliError | undefined; // the child failed before the plan was sent
-  const finish = (err?: CliError): void => {
-    child.stdout?.unpipe();
-    child.stderr?.unpipe();
-    child.stdout?.destroy();
-    child.stderr?.destroy();
-    if (child.connected) child.disconnect();
-    child.unref();
-    const s = settle;
-    settle = () => undefined;
-    if (s) s(err);
-    else early ??= err ?? new CliError(EXIT.Other, 'the background process ended early');
-  };
-  child.on('message', (m: ChildMessage) => {
-    if ('ready' in m) {
-      out.info('Filesystem mounted and ready.');
-      finish();
-    } else {
-      finish(new CliError(m.exitCode, m.error));
-    }
+  // Settles once: the child's report after the plan, or its end (also one before the plan).
+  const outcome = new Promise<void>((resolve, reject) => {
+    const finish = (err?: CliError): void => {
+      child.stdout?.unpipe();
+      child.stderr?.unpipe();
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      if (child.connected) child.disconnect();
+      child.unref();
+      if (err) reject(err);
+      else resolve();
+    };
+    child.on('message', (m: ChildMessage) => {
+      if ('ready' in m) {
+        out.info('Filesystem mounted and ready.');
+        finish();
+      } else {
+        finish(new CliError(m.exitCode, m.error));
+      }
+    });
+    child.on('error', (err) => finish(new CliError(EXIT.ForkChild, `cannot start the background process: ${err.message}`)));
+    child.on('exit', (code, signal) => {
+      finish(new CliError(code ?? EXIT.Other, code === null ? `the background process died (${signal})` : ''));
+    });
   });
-  child.on('error', (err) => finish(new CliError(EXIT.ForkChild, `cannot start the background process: ${err.message}`)));
-  child.on('exit', (code, signal) => {
-    finish(new CliError(code ?? EXIT.Other, code === null ? `the background process died (${signal})` : ''));
-  });
+  outcome.catch(() => undefined); // awaited by serve() or abort()
   return {
     serve(plan) {
-      return new Promise<void>((resolve, reject) => {
-        if (early || !child.connected) {
-          plan.masterKey.fill(0);
-          reject(early ?? new CliError(EXIT.ForkChild, 'the background process ended early'));
-          return;
-        }
-        settle = (err) => (err ? reject(err) : resolve());
+      if (child.connected) {
         if (!start.nosyslog && !syslogReachable()) out.notice(`no syslog (${SYSLOG_SOCKET} is missing): the background process writes its messages to ${logFile}`);
         const msg: ParentMessage = { plan, nosyslog: start.nosyslog, quiet: start.quiet, logFile };
         child.send(msg); // serialized synchronously: our copy of the key can go now
-        plan.masterKey.fill(0);
-      });
+      }
+      plan.masterKey.fill(0);
+      return outcome;
     },
     abort() {
-      settle = () => undefined;
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
       // It holds nothing yet (no plan, no mount), so it can simply end; the command returns once it has.
-      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.kill('SIGTERM');
-      return gone;
+      return outcome.then(
+        () => undefined,
+        () => undefined,
+      );
     },
   };
 }
