@@ -12,6 +12,7 @@ import { isMounted, MOUNT_MARKER, PASSWORD, runImpl, unmountAndReap } from '../h
 import { initCipherdir } from '../helpers/mount.js';
 import { cipherEntries, useMountTmp } from '../helpers/mount-suite.js';
 import { needs } from '../helpers/requirements.js';
+import { flipBits } from '../helpers/tamper.js';
 import { logFileFor } from '../../src/cli/log-file.js';
 
 const dir = useMountTmp('logging');
@@ -34,9 +35,7 @@ test('without /dev/log the background daemon names its log file before detaching
     await unmountAndReap(mnt);
 
     const [name] = await cipherEntries(cipherdir);
-    const h = await fsp.open(join(cipherdir, name!), 'r+');
-    await h.write(Buffer.from([0xff]), 0, 1, 60); // inside block 0's ciphertext
-    await h.close();
+    await flipBits(join(cipherdir, name!), 60, 0xff); // inside block 0's ciphertext
 
     r = await mount();
     assert.equal(r.code, 0, r.stderr);

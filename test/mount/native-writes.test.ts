@@ -27,6 +27,7 @@ import { cipherPathOf, MOUNT_IMPL, py, useMountTmp, withCallCounts } from '../he
 import { NATIVE } from '../helpers/native-paths.js';
 import { aegisNativeAvailable } from '../../src/crypto/aegis/backend.js';
 import { needs } from '../helpers/requirements.js';
+import { flipBits } from '../helpers/tamper.js';
 
 const dir = useMountTmp('native-writes');
 const T = { timeout: 180_000, ...needs('mount', 'python3') };
@@ -159,9 +160,7 @@ test('a write that needs a block that does not open fails with EIO (through JS) 
     await fsp.writeFile(join(m, 'f'), Buffer.alloc(3 * 4096, 5));
   });
   const cfile = await cipherPathOf(cipherdir, 'f');
-  const fh = await fsp.open(cfile, 'r+');
-  await fh.write(Buffer.from([0xff]), 0, 1, 18 + 4096 + 32 + 100); // inside block 1's ciphertext
-  await fh.close();
+  await flipBits(cfile, 18 + 4096 + 32 + 100, 0xff); // inside block 1's ciphertext
   const calls = await counted('bad-2', cipherdir, [], {}, async (m) => {
     const r = await py<string[]>(
       `

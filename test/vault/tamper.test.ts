@@ -21,6 +21,7 @@ import { Vault, type CipherName, type Logger } from '../../src/index.js';
 import { layout } from '../../src/content/index.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 import { treeState } from '../helpers/tree-state.js';
+import { flipBits } from '../helpers/tamper.js';
 
 class Recorder implements Logger {
   lines: string[] = [];
@@ -33,14 +34,7 @@ const NONCE: Record<CipherName, number> = { 'aes-gcm': 16, 'aes-siv': 16, xchach
 
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-async function flip(p: string, off: number): Promise<void> {
-  const fh = await fsp.open(p, 'r+');
-  const b = Buffer.alloc(1);
-  await fh.read(b, 0, 1, off);
-  b[0]! ^= 0x01;
-  await fh.write(b, 0, 1, off);
-  await fh.close();
-}
+const flip = (p: string, off: number): Promise<void> => flipBits(p, off);
 
 /** Replaces a read-only file's content (.name files and dirivs are 0444). */
 async function overwrite(p: string, data: string | Buffer): Promise<void> {
