@@ -8,3 +8,5 @@ export * from './valid-name.js';
 export * from './b64-error.js';
 export * from './badname.js';
 export * from './path-bytes.js';
+export * from './conflicts.js';
+export * from './conflict-dir.js';
