@@ -24,3 +24,4 @@ export type { FormatOptions } from './config/format.js';
 export type { Logger } from './util/logger.js';
 export type { CodedError } from './util/errors.js';
 export type { BackingStore } from './vault/index.js';
+export type { ConflictEntry } from './names/conflict-dir.js';

@@ -190,6 +190,16 @@ static int valid_component(const char *s, size_t len)
            utf8_ok((const uint8_t *)s, len);
 }
 
+/*
+ * A name that may be shown for a sync conflict copy: what it stands for
+ * depends on the directory's other names, which JavaScript works out
+ * (twin: mayBeConflictName in src/names/conflicts.ts).
+ */
+static int may_be_conflict(const char *s)
+{
+    return strstr(s, " (conflict ") != NULL;
+}
+
 int cpath_append(char *cpath, size_t *clen, size_t cap, const char *name)
 {
     const size_t n = strlen(name), sep = *clen > 0;
@@ -246,7 +256,7 @@ int walk_find(struct walk *w, struct dirs *d, const char *path, const uint64_t *
         else dirs_keep(d, cpath, *clen, dfd, epoch, at, dir);
     }
     const size_t nlen = strlen(last);
-    if (!valid_component(last, nlen) || !name_encrypt(ctx, &w->names, iv, (const uint8_t *)last, nlen, disk, is_long)) {
+    if (!valid_component(last, nlen) || may_be_conflict(last) || !name_encrypt(ctx, &w->names, iv, (const uint8_t *)last, nlen, disk, is_long)) {
         dirs_put(d, dir);
         return 0;
     }

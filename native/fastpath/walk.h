@@ -48,8 +48,8 @@ void walk_free(struct walk *w);
  * `disk` (NAME_DISK_MAX + 1 bytes, with *is_long) and the parent's cipher
  * path in `cpath` (CPATH_MAX bytes, *clen of them used). Returns 1, or 0
  * when the request must go to JavaScript (nothing to give back then): a
- * name the vault refuses or that JavaScript would see otherwise, a missing
- * directory or IV.
+ * name the vault refuses or that JavaScript would see otherwise (one that
+ * may be shown for a sync conflict copy), a missing directory or IV.
  */
 int walk_find(struct walk *w, struct dirs *d, const char *path, const uint64_t *dirs_gen, struct dir_ref *dir, char *disk, int *is_long,
               char *cpath, size_t *clen);

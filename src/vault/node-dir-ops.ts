@@ -7,7 +7,7 @@ import { constants as C } from 'node:fs';
 import { posix } from 'node:path';
 import { CONF_NAME } from '../config/index.js';
 import { cipherSizeToPlainSize } from '../content/index.js';
-import { badDisplayName, createDirIV, deleteLongName, DIRIV_NAME, hashLongName, longNameKind, matchesAny, NameMemo, readLongName } from '../names/index.js';
+import { badDisplayName, createDirIV, deleteLongName, DIRIV_NAME, hashLongName, LONGNAME_SUFFIX, longNameKind, matchesAny, NameMemo, readLongName, resolveDirConflicts, type ConflictEntry } from '../names/index.js';
 import { fsError } from '../util/errors.js';
 import { fdatasync, fsync } from '../util/fd-io.js';
 import { modeWord, putWords, setSizeWords, sizeWords, STAT_WORDS } from '../util/stat-words.js';
@@ -55,6 +55,8 @@ interface Listed {
   name: string;
   diskName: string;
   long?: boolean;
+  /** Set for a sync conflict copy shown under a name of its own (src/names/conflict-dir.ts). */
+  conflict?: ConflictEntry;
 }
 
 /**
@@ -86,6 +88,13 @@ async function withListing<T>(
   }
 }
 
+/**
+ * The entries of a directory as a listing shows them: names that decrypt;
+ * then, among the rest, sync conflict copies under names of their own
+ * (unless the Vault was opened with noConflicts); then names that match a
+ * -badname pattern, as gocryptfs shows them (such a name is never taken
+ * for a conflict copy). Anything else is hidden, with a log line.
+ */
 async function visible(core: VaultCore, dir: DirSlot, names: string[]): Promise<Listed[]> {
   const isRoot = dir.fd === core.tree.rootFd;
   const codec = core.ciphers.names;
@@ -94,32 +103,31 @@ async function visible(core: VaultCore, dir: DirSlot, names: string[]): Promise<
   const out: Listed[] = [];
   const ivKey = NameMemo.ivKey(dir.iv);
   const where = (n: string): string => posix.join(dir.cipherDir, n);
-  /** A name that does not decrypt: shown with -badname when it matches a pattern, else hidden; logged either way. */
-  const undecryptable = (cname: string, n: string): void => {
-    if (matchesAny(core.tree.badname, n)) {
-      core.log.warn(`${where(n)}: name does not decrypt, shown as a bad name (-badname)`);
-      out.push({ name: badDisplayName(codec, cname, dir.iv), diskName: n });
-    } else core.log.warn(`${where(n)}: name does not decrypt, hidden`);
-  };
+  /** Names that do not decrypt, by name on disk, with the full encrypted name (a long one's from its .name file). */
+  const leftovers = new Map<string, string>();
+  let nameFiles = false;
   for (const n of names) {
     if (hiddenAtRoot(n)) continue;
     if (core.format.dirIV && n === DIRIV_NAME) continue;
     let cname = n;
     const kind = longNameKind(n);
-    if (kind === 'name-file') continue;
+    if (kind === 'name-file') {
+      nameFiles = true;
+      continue;
+    }
     if (kind !== 'content') {
       // Short names are remembered; a long name's .name file is read each time.
       const known = core.nameMemo.get(ivKey, n);
       if (known !== undefined) {
         if (known !== null) out.push({ name: known, diskName: n });
-        else undecryptable(n, n);
+        else leftovers.set(n, n);
         continue;
       }
     }
     if (kind === 'content') {
       const full = await readLongName(core.at, dir.fd, n);
       if (full === null || hashLongName(full, core.format.raw64) !== n) {
-        core.log.warn(`${where(n)}: long name without a valid .name file, hidden`);
+        leftovers.set(n, '');
         continue;
       }
       cname = full;
@@ -128,12 +136,57 @@ async function visible(core: VaultCore, dir: DirSlot, names: string[]): Promise<
     const name = plain === null ? null : plain.toString('utf8');
     if (kind !== 'content') core.nameMemo.set(ivKey, n, name);
     if (name === null) {
-      undecryptable(cname, n);
+      leftovers.set(n, cname);
       continue;
     }
     out.push({ name, diskName: n, long: kind === 'content' });
   }
+  if (leftovers.size === 0) return out;
+
+  // -badname shows names that do not decrypt (not long names without their .name file, which stay hidden).
+  const badnames = [...leftovers].filter(([n, c]) => c !== '' && matchesAny(core.tree.badname, n));
+  for (const [n] of badnames) leftovers.delete(n);
+  let unexplained = [...leftovers.keys()];
+  if (core.tree.showConflicts && leftovers.size > 0) {
+    const present = new Set(names);
+    const extra = nameFiles ? names.filter((n) => longNameKind(n) === 'name-file' && !present.has(n.slice(0, -LONGNAME_SUFFIX.length))) : [];
+    const found = await resolveDirConflicts({
+      at: core.at,
+      dirfd: dir.fd,
+      codec,
+      iv: dir.iv,
+      raw64: core.format.raw64,
+      leftovers: [...leftovers.keys(), ...extra],
+      present,
+      shown: new Set(out.map((e) => e.name)),
+    });
+    for (const r of found.restored) out.push({ name: r.name, diskName: r.diskName, long: longNameKind(r.diskName) === 'content' });
+    for (const c of found.conflicts) out.push({ name: c.shown, diskName: c.diskName, conflict: c });
+    unexplained = found.unexplained;
+  }
+  for (const [n, cname] of badnames) {
+    core.log.warn(`${where(n)}: name does not decrypt, shown as a bad name (-badname)`);
+    out.push({ name: badDisplayName(codec, cname, dir.iv), diskName: n });
+  }
+  for (const n of unexplained) {
+    core.log.warn(leftovers.get(n) === '' ? `${where(n)}: long name without a valid .name file, hidden` : `${where(n)}: name does not decrypt, hidden`);
+  }
   return out;
+}
+
+/**
+ * The entry a name shown for a sync conflict copy stands for in the
+ * directory of `dir`, or null: the directory is listed as a listing
+ * shows it, so a name means the same to a lookup as to readdir.
+ */
+export async function findConflictEntry(core: VaultCore, dir: DirSlot, shown: string): Promise<ConflictEntry | null> {
+  const names = await core.at.readdirat(dir.fd, '.');
+  return (await visible(core, dir, names)).find((e) => e.name === shown)?.conflict ?? null;
+}
+
+/** The sync conflict copies of a directory, as a listing shows them (Vault.conflicts). */
+export async function conflicts(core: VaultCore, path: string): Promise<ConflictEntry[]> {
+  return withListing(core, path, async (_dir, entries) => entries.flatMap((e) => (e.conflict ? [e.conflict] : [])));
 }
 
 export async function readdir(core: VaultCore, path: string): Promise<string[]> {

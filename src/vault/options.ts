@@ -28,6 +28,12 @@ export interface VaultCommonOptions {
    * " GOCRYPTFS_BAD_NAME", instead of being hidden.
    */
   badname?: readonly string[];
+  /**
+   * Hide sync conflict copies (names a sync tool renamed, and names under a
+   * renamed gocryptfs.diriv) as gocryptfs does, instead of listing each
+   * under a readable name of its own (Documentation/format.md §7.12).
+   */
+  noConflicts?: boolean;
 }
 
 /** The format settings chosen at -init (or given with -masterkey). */

@@ -19,7 +19,7 @@ import {
   type ConfFile,
   type FormatOptions,
 } from '../config/index.js';
-import { compileGlob, createDirIV, NameMemo } from '../names/index.js';
+import { compileGlob, createDirIV, NameMemo, type ConflictEntry } from '../names/index.js';
 import { configError, fsError, hasCode, sameCode } from '../util/errors.js';
 import { stderrLogger } from '../util/logger.js';
 import { atCalls, type AtCalls, type TimeArg } from '../util/sys-at.js';
@@ -104,6 +104,7 @@ export class Vault {
       nameMemo: new NameMemo(),
       assertOpen: () => this.assertOpen(),
     };
+    if (ciphers.names !== null && !(opts.noConflicts ?? false)) tree.showConflictsWith((dir, shown) => dirs.findConflictEntry(this.core, dir, shown));
     registerInternalAccess(this, {
       masterKey: () => {
         this.assertOpen();
@@ -256,6 +257,17 @@ export class Vault {
 
   async readdir(path: string): Promise<string[]> {
     return dirs.readdir(this.core, path);
+  }
+
+  /**
+   * The sync conflict copies in directory `path`, each as its listing shows
+   * it (none when opened with noConflicts): which tool made it, the
+   * plaintext name it is a version of, and its name on disk
+   * (Documentation/format.md §7.12). Resolve one by renaming it to a clean
+   * name, or by unlinking it.
+   */
+  async conflicts(path: string): Promise<ConflictEntry[]> {
+    return dirs.conflicts(this.core, path);
   }
 
   /** readdir with each entry's attributes, packed for a mount (see node-dir-ops.ts). */

@@ -18,7 +18,7 @@ import { realpathSync } from 'node:fs';
 import { posix } from 'node:path';
 import type { FormatOptions } from '../../config/format.js';
 import { CONF_NAME } from '../../config/conf-file.js';
-import { BADNAME_SUFFIX, badNameCandidates, readDirIV, ZERO_IV, type NameCodec, invalidNameCode, NAME_MAX } from '../../names/index.js';
+import { BADNAME_SUFFIX, badNameCandidates, mayBeConflictName, readDirIV, ZERO_IV, type ConflictEntry, type NameCodec, invalidNameCode, NAME_MAX } from '../../names/index.js';
 import { fsError, hasCode } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
 import { AT_FDCWD, type AtCalls } from '../../util/sys-at.js';
@@ -72,9 +72,14 @@ export async function openCipherRoot(at: AtCalls, rootPath: string): Promise<num
   }
 }
 
+/** The conflict copy shown as `shown` in the directory of `dir`, or null (see CipherTree.showConflictsWith). */
+export type ConflictLookup = (dir: DirSlot, shown: string) => Promise<ConflictEntry | null>;
+
 export class CipherTree {
   private readonly cache: DirCache;
   private root: DirSlot;
+  /** Finds the entry a shown sync conflict name stands for (the Vault's listing rule); null: conflicts are not shown. */
+  private conflictEntry: ConflictLookup | null = null;
 
   private constructor(
     /** The cipher directory as the user named it (log lines, cipherPath()). */
@@ -105,6 +110,16 @@ export class CipherTree {
       await at.close(fd).catch(() => undefined);
       throw err;
     }
+  }
+
+  /** Shows sync conflict copies (src/names/conflict-dir.ts), finding the entry of a shown name with `lookup`. */
+  showConflictsWith(lookup: ConflictLookup): void {
+    this.conflictEntry = lookup;
+  }
+
+  /** True when listings show sync conflict copies under names of their own. */
+  get showConflicts(): boolean {
+    return this.conflictEntry !== null;
   }
 
   /** Validated plaintext components of a path; "/" and "" are the root. */
@@ -181,7 +196,9 @@ export class CipherTree {
       const e =
         this.badname.length > 0 && last.endsWith(BADNAME_SUFFIX)
           ? await this.badNameIn(dir, last, parts.length === 1, syscall, plainPath)
-          : this.nameIn(dir, last, parts.length === 1, syscall, plainPath);
+          : this.mayBeConflict(last)
+            ? await this.conflictIn(dir, last, parts.length === 1, syscall, plainPath)
+            : this.nameIn(dir, last, parts.length === 1, syscall, plainPath);
       return new SlotEntry(dir, e);
     } catch (err) {
       dir.release();
@@ -225,6 +242,29 @@ export class CipherTree {
     return { cname: found[0]!, diskName: found[0]!, long: false };
   }
 
+  private mayBeConflict(name: string): boolean {
+    return this.conflictEntry !== null && mayBeConflictName(name);
+  }
+
+  /**
+   * A name that may be shown for a sync conflict copy: the entry its
+   * ordinary encryption names if that exists (a real name always wins), else
+   * the conflict copy shown under it, else the ordinary entry (to be
+   * created). Not remembered: it depends on what exists.
+   */
+  private async conflictIn(slot: DirSlot, name: string, isRoot: boolean, syscall: string, plainPath: string): Promise<CipherName> {
+    const plain = this.child(slot.iv, name, isRoot, syscall, plainPath);
+    if (await this.at.fstatat(slot.fd, plain.diskName).then(() => true, () => false)) return plain;
+    let c: ConflictEntry | null;
+    try {
+      c = await this.conflictEntry!(slot, name);
+    } catch (err) {
+      if (hasCode(err)) throw fsError(err.code, syscall, plainPath);
+      throw err;
+    }
+    return c === null ? plain : { cname: c.diskName, diskName: c.diskName, long: false };
+  }
+
   private child(iv: Buffer, name: string, isRoot: boolean, syscall: string, plainPath: string): CipherName {
     if (!this.codec) {
       if (isRoot && name === CONF_NAME) throw fsError('EPERM', syscall, plainPath, 'reserved name');
@@ -250,7 +290,7 @@ export class CipherTree {
         key += '/' + parts[i]!;
         let next = this.cache.get(key);
         if (next === undefined) {
-          const e = this.nameIn(slot, parts[i]!, i === 0, syscall, plainPath);
+          const e = this.mayBeConflict(parts[i]!) ? await this.conflictIn(slot, parts[i]!, i === 0, syscall, plainPath) : this.nameIn(slot, parts[i]!, i === 0, syscall, plainPath);
           const cipherDir = posix.join(slot.cipherDir, e.diskName);
           const fd = await this.openChild(slot, e.diskName, syscall, plainPath);
           let iv: Buffer;
