@@ -228,5 +228,6 @@ function servePlan(ctx: CliContext, plan: MountPlan): ServePlan {
     idleMs: num(ctx.args, 'idle'),
     wpanic: bool(ctx.args, 'wpanic'),
     badname: list(ctx.args, 'badname'),
+    noConflicts: bool(ctx.args, 'noconflicts'),
   };
 }

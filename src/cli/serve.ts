@@ -42,6 +42,8 @@ export interface ServePlan {
   wpanic?: boolean;
   /** -badname patterns. */
   badname?: string[];
+  /** -noconflicts */
+  noConflicts?: boolean;
 }
 
 /** The object behind a mount: a Vault, or a reverse view (which has nothing to close). */
@@ -60,7 +62,7 @@ async function openBacking(plan: ServePlan, key: Uint8Array, log: Logger): Promi
     });
     return { mount: () => mountReverse(view, plan.mountpoint, plan.mount, log), close: async () => undefined, paths: view };
   }
-  const vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, noPrealloc: plan.noPrealloc, sharedStorage: plan.sharedStorage ?? false, logger: log, badname: plan.badname ?? [] });
+  const vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, noPrealloc: plan.noPrealloc, sharedStorage: plan.sharedStorage ?? false, logger: log, badname: plan.badname ?? [], noConflicts: plan.noConflicts ?? false });
   return { mount: () => mountVault(vault, plan.mountpoint, plan.mount, log), close: () => vault.close(), paths: vault };
 }
 

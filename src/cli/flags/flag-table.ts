@@ -1,7 +1,7 @@
 /**
  * The flags a command knows, as data: name, spellings, value kind, default,
  * status and help text. FLAGS is tscryptfs's table (every flag gocryptfs
- * 2.3 has, plus -aegis and -json); tscryptfs-xray has its own (src/cli/xray/). Both
+ * 2.3 has, plus -aegis, -json and -noconflicts); tscryptfs-xray has its own (src/cli/xray/). Both
  * are read by the one Go-style argv scanner (./go-flags.ts); the help
  * texts are laid out from them.
  */
@@ -33,7 +33,7 @@ export interface FlagSpec {
   help: string;
 }
 
-/** Every flag of tscryptfs: gocryptfs 2.3's, plus -aegis and -json (-hh sorts them by name). */
+/** Every flag of tscryptfs: gocryptfs 2.3's, plus -aegis, -json and -noconflicts (-hh sorts them by name). */
 export const FLAGS: readonly FlagSpec[] = [
   // actions
   { name: 'init', kind: 'bool', status: 'ok', help: 'Initialize an empty CIPHERDIR' },
@@ -96,6 +96,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'serialize_reads', kind: 'bool', status: 'mount', help: 'Have the kernel send reads one at a time and in order (libfuse\'s sync_read), for backing storage that is slow at concurrent reads' },
   { name: 'one-file-system', kind: 'bool', status: 'mount', help: 'Do not cross filesystem boundaries' },
   { name: 'badname', kind: 'list', metavar: 'GLOB', status: 'mount', help: 'Show names that do not decrypt but match GLOB (Go filepath.Match syntax) as the part that decrypts, the rest, and " GOCRYPTFS_BAD_NAME", instead of hiding them (repeatable)' },
+  { name: 'noconflicts', kind: 'bool', status: 'mount', help: 'Hide sync conflict copies (names a sync tool renamed, names under a renamed gocryptfs.diriv) as gocryptfs does, instead of showing each as "NAME (conflict TOOL ...).EXT"' },
   { name: 'ctlsock', kind: 'string', metavar: 'PATH', status: 'ok', help: 'Create a control socket at PATH (path translation, owner only)' },
   { name: 'exclude', kind: 'list', aliases: ['e'], metavar: 'PATH', status: 'ok', help: 'Exclude relative PATH from the reverse view (reverse mode)' },
   { name: 'exclude-wildcard', kind: 'list', aliases: ['ew'], metavar: 'PATTERN', status: 'ok', help: 'Exclude gitignore-style PATTERN from the reverse view (reverse mode)' },
