@@ -2,7 +2,8 @@
  * -fsck CIPHERDIR: check every name, diriv, long-name file, header, block,
  * symlink and xattr (src/vault/fsck), print one line per problem in
  * gocryptfs's wording and a summary, exit 26 (EXIT.FsckErrors) when
- * anything was found, 11 when interrupted. Read-only. On a terminal a
+ * anything was found, 11 when interrupted. Sync conflict copies get a line
+ * each too, and alone leave the exit code 0. Read-only. On a terminal a
  * progress line on stderr shows how far the walk has come. With -json the
  * findings and the summary are one document at the end instead
  * (Documentation/schemas/fsck.schema.json), with the same exit code.
@@ -12,7 +13,7 @@
  */
 import { isatty } from 'node:tty';
 import { confFormat, type FormatOptions } from '../config/index.js';
-import { corruptPaths, fsckCipherdir, type FsckFinding, type FsckProgress, type FsckReport } from '../vault/fsck/index.js';
+import { corruptPaths, fsckCipherdir, isCorruption, type FsckFinding, type FsckProgress, type FsckReport } from '../vault/fsck/index.js';
 import { bool } from './flags/command-line.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -48,6 +49,9 @@ export function findingLine(f: FsckFinding): string {
       return `fsck: error reading xattr ${goQuote(f.item ?? '')} from ${goQuote(f.path)}: ${f.detail} ${where}`;
     case 'io':
       return `fsck: error reading ${goQuote(f.path)}: ${f.detail} ${where}`;
+    case 'conflict':
+    case 'iv-conflict':
+      return `fsck: sync conflict ${goQuote(f.path)}: ${f.detail} ${where}`;
   }
 }
 
@@ -108,16 +112,18 @@ export async function runFsck(ctx: CliContext): Promise<void> {
   if (code !== EXIT.OK) throw new CliError(code, '');
 }
 
-/** 11 when interrupted, 26 when anything was found or skipped, else 0. */
+/** 11 when interrupted, 26 when anything was found (sync conflicts alone are not) or skipped, else 0. */
 function exitCode(report: FsckReport): number {
   if (report.aborted) return EXIT.Other;
-  return report.findings.length > 0 || report.skipped.length > 0 ? EXIT.FsckErrors : EXIT.OK;
+  return report.findings.some(isCorruption) || report.skipped.length > 0 ? EXIT.FsckErrors : EXIT.OK;
 }
 
 /** The closing lines, as gocryptfs prints them (with -json only the messages, on stderr). */
 function summarize(out: Output, report: FsckReport): void {
   const corrupt = corruptPaths(report).length;
   const skipped = report.skipped.length;
+  const conflicts = report.findings.length - report.findings.filter(isCorruption).length;
+  if (conflicts > 0 && !report.aborted) out.info(`fsck: ${conflicts} sync conflict finding${conflicts === 1 ? '' : 's'}, not corruption (see "Sync conflicts" in tscryptfs(1))`);
   if (report.aborted) {
     out.info('fsck: aborted');
   } else if (corrupt === 0 && skipped === 0) {
@@ -149,11 +155,13 @@ export function fsckJson(cipherdir: string, report: FsckReport, exitCode: number
       cipherPath: f.cipherPath,
       ...blockOf(f),
       item: f.item ?? null,
+      conflictOf: f.conflictOf ?? null,
       detail: f.detail,
     })),
     skipped: report.skipped.map((s) => ({ path: s.path, cipherPath: s.cipherPath, detail: s.detail })),
     summary: {
       corruptFiles: corruptPaths(report).length,
+      conflicts: report.findings.length - report.findings.filter(isCorruption).length,
       skippedFiles: report.skipped.length,
       dirs: report.dirs,
       files: report.files,

@@ -24,18 +24,32 @@ export type FsckKind =
   /** An xattr value that does not decrypt. */
   | 'xattr-value'
   /** An I/O error on the cipher side (EIO, ENOTDIR, ...) while checking. */
-  | 'io';
+  | 'io'
+  /** Not corruption: a sync tool's conflict copy of an entry or of a .name file (Documentation/format.md §7.12). */
+  | 'conflict'
+  /** Not corruption: a renamed copy of gocryptfs.diriv, or an entry whose name is encrypted under one. */
+  | 'iv-conflict';
+
+/** Kinds that report sync conflicts, not corruption: alone they leave -fsck's exit code 0. */
+export const CONFLICT_KINDS: ReadonlySet<FsckKind> = new Set<FsckKind>(['conflict', 'iv-conflict']);
+
+/** True when `f` is a problem (not a sync conflict). */
+export function isCorruption(f: FsckFinding): boolean {
+  return !CONFLICT_KINDS.has(f.kind);
+}
 
 export interface FsckFinding {
   kind: FsckKind;
-  /** Plaintext path ("" = root); for undecryptable entries: the directory's plaintext path + "/" + the cipher name. */
+  /** Plaintext path ("" = root); for undecryptable entries: the directory's plaintext path + "/" + the cipher name; for a conflict copy: the name a mount shows it by. */
   path: string;
   /** Absolute path in the cipher directory. */
   cipherPath: string;
   /** One-line reason. */
   detail: string;
-  /** For 'name', 'longname', 'orphan-name-file', 'xattr-name': the offending cipher-side name. */
+  /** For 'name', 'longname', 'orphan-name-file', 'xattr-name', 'conflict', 'iv-conflict': the cipher-side name concerned. */
   item?: string;
+  /** For a conflict copy and an entry under a renamed IV: the plaintext path it is a version of. */
+  conflictOf?: string;
 }
 
 /** What could not be checked for lack of permission (not root). */
@@ -65,9 +79,9 @@ export interface FsckReport {
   aborted: boolean;
 }
 
-/** The distinct corrupt paths of a report (gocryptfs counts these as "corrupt files"). */
+/** The distinct corrupt paths of a report (gocryptfs counts these as "corrupt files"); sync conflicts are not counted. */
 export function corruptPaths(report: FsckReport): string[] {
-  return [...new Set(report.findings.map((f) => f.path))];
+  return [...new Set(report.findings.filter(isCorruption).map((f) => f.path))];
 }
 
 /** Joins plaintext path components the way gocryptfs's filepath.Join("", ...) does. */

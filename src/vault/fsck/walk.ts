@@ -8,7 +8,8 @@
  * gocryptfs does this through a temporary FUSE mount; we walk the cipher
  * tree directly with the same ciphers, which also finds what a mount
  * hides silently (orphaned .name files, .name files of the wrong entry,
- * incomplete headers of files that show as empty).
+ * incomplete headers of files that show as empty). Sync conflict copies
+ * are reported as such, not as corruption (kinds 'conflict', 'iv-conflict').
  *
  * Nothing is written: files are opened O_RDONLY (and O_NOATIME where
  * allowed), directories are only listed. Like the Vault, the walk goes
@@ -27,6 +28,7 @@ import {
   longNameKind,
   readDirIV,
   readLongName,
+  resolveDirConflicts,
   XATTR_PREFIX,
   ZERO_IV,
 } from '../../names/index.js';
@@ -76,8 +78,8 @@ class Walker {
     return this.opts.signal?.aborted === true;
   }
 
-  private find(kind: FsckKind, path: string, cipherPath: string, detail: string, item?: string): void {
-    const f: FsckFinding = { kind, path, cipherPath, detail, ...(item !== undefined && { item }) };
+  private find(kind: FsckKind, path: string, cipherPath: string, detail: string, item?: string, conflictOf?: string): void {
+    const f: FsckFinding = { kind, path, cipherPath, detail, ...(item !== undefined && { item }), ...(conflictOf !== undefined && { conflictOf }) };
     this.report.findings.push(f);
     this.opts.onFinding?.(f);
   }
@@ -138,12 +140,19 @@ class Walker {
     }
   }
 
-  /** Decrypts the names of one directory, reporting those that do not decrypt. */
+  /**
+   * Decrypts the names of one directory, reporting those that do not
+   * decrypt; sync conflict copies among them (src/names/conflict-dir.ts)
+   * are reported as conflicts instead, and checked under the names a
+   * mount shows them by.
+   */
   private async names(fd: number, cipherDir: string, rel: string, names: string[], iv: Buffer): Promise<Entry[]> {
     const isRoot = rel === '';
     const out: Entry[] = [];
     const present = new Set(names);
     const codec = this.ciphers.names;
+    /** Findings held back until the names are known not to be conflict copies, by name on disk. */
+    const held = new Map<string, [FsckKind, string]>();
     for (const n of names) {
       if (isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp')) continue;
       const cipherPath = join(cipherDir, n);
@@ -156,7 +165,7 @@ class Walker {
       const kind = this.format.longNames ? longNameKind(n) : 'none';
       if (kind === 'name-file') {
         const owner = n.slice(0, -LONGNAME_SUFFIX.length);
-        if (!present.has(owner)) this.find('orphan-name-file', joinRel(rel, n), cipherPath, `no ${owner} beside this .name file`, n);
+        if (!present.has(owner)) held.set(n, ['orphan-name-file', `no ${owner} beside this .name file`]);
         continue;
       }
       if (kind === 'content') {
@@ -168,22 +177,57 @@ class Walker {
           continue;
         }
         if (full === null) {
-          this.find('longname', joinRel(rel, n), cipherPath, `${n}${LONGNAME_SUFFIX} is missing or empty`, n);
+          held.set(n, ['longname', `${n}${LONGNAME_SUFFIX} is missing or empty`]);
           continue;
         }
         if (hashLongName(full, this.format.raw64) !== n) {
-          this.find('longname', joinRel(rel, n), cipherPath, `${n}${LONGNAME_SUFFIX} holds a name that does not hash to this entry`, n);
+          held.set(n, ['longname', `${n}${LONGNAME_SUFFIX} holds a name that does not hash to this entry`]);
           continue;
         }
         cname = full;
       }
       const plain = codec.decryptName(cname, iv);
       if (plain === null) {
-        this.find('name', joinRel(rel, n), cipherPath, 'name does not decrypt', n);
+        held.set(n, ['name', 'name does not decrypt']);
         continue;
       }
       out.push({ plain: plain.toString('utf8'), disk: n, cipherPath });
     }
+    if (held.size > 0 && codec) out.push(...(await this.conflicts(fd, cipherDir, rel, iv, present, out, held)));
+    return out;
+  }
+
+  /** Reports the sync conflicts among a directory's held-back names, and the rest as held; returns the entries to check. */
+  private async conflicts(fd: number, cipherDir: string, rel: string, iv: Buffer, present: Set<string>, shown: Entry[], held: Map<string, [FsckKind, string]>): Promise<Entry[]> {
+    const found = await resolveDirConflicts({
+      at: this.at,
+      dirfd: fd,
+      codec: this.ciphers.names!,
+      iv,
+      raw64: this.format.raw64,
+      leftovers: [...held.keys()],
+      present,
+      shown: new Set(shown.map((e) => e.plain)),
+    });
+    const out: Entry[] = [];
+    for (const r of found.restored) {
+      held.delete(r.diskName);
+      out.push({ plain: r.name, disk: r.diskName, cipherPath: join(cipherDir, r.diskName) });
+    }
+    for (const f of found.files) {
+      held.delete(f.diskName);
+      const detail = f.kind === 'diriv' ? `a renamed copy of ${DIRIV_NAME} (${f.label}); names encrypted under it: ${f.used}` : `a renamed copy of ${f.canonical} (${f.label})`;
+      this.find(f.kind === 'diriv' ? 'iv-conflict' : 'conflict', joinRel(rel, f.diskName), join(cipherDir, f.diskName), detail, f.diskName);
+    }
+    for (const c of found.conflicts) {
+      held.delete(c.diskName);
+      const cipherPath = join(cipherDir, c.diskName);
+      const of = joinRel(rel, c.plain);
+      const detail = c.kind === 'iv' ? `${of}, its name encrypted under ${c.ivCopy} (${c.label})` : `a conflict copy of ${of} (${c.label})`;
+      this.find(c.kind === 'iv' ? 'iv-conflict' : 'conflict', joinRel(rel, c.shown), cipherPath, detail, c.diskName, of);
+      out.push({ plain: c.shown, disk: c.diskName, cipherPath });
+    }
+    for (const [n, [kind, detail]] of held) this.find(kind, joinRel(rel, n), join(cipherDir, n), detail, n);
     return out;
   }
 
