@@ -5,7 +5,7 @@
  * decrypting its canonical name; finds renamed copies of gocryptfs.diriv
  * (two machines made the same directory) and decrypts, with their IVs,
  * the names the directory's own IV does not; and finds renamed .name files
- * of long names. What is proven gets a shown name that no other entry of
+ * of long names and, in the root, renamed copies of gocryptfs.conf. What is proven gets a shown name that no other entry of
  * the directory has; everything else stays hidden, as before.
  *
  * A proof is a canonical name that decrypts to valid UTF-8 (a random
@@ -13,6 +13,7 @@
  * time in 10^5), or, for a long name, a .name file that hashes to it.
  */
 import { isUtf8 } from 'node:buffer';
+import { CONF_NAME } from '../config/conf-file.js';
 import { hasCode } from '../util/errors.js';
 import { readHeadAt } from '../util/fd-io.js';
 import type { AtCalls } from '../util/sys-at.js';
@@ -46,8 +47,12 @@ export interface ConflictFile {
   canonical: string;
   tool: string;
   label: string;
-  /** 'diriv': its IV decrypts entries of the directory (or none); 'name-file': it names the long entry `canonical` without .name. */
-  kind: 'diriv' | 'name-file';
+  /**
+   * 'diriv': its IV decrypts entries of the directory (or none); 'name-file':
+   * it names the long entry `canonical` without .name; 'conf': a copy of the
+   * root's gocryptfs.conf (another password, or the same one changed twice).
+   */
+  kind: 'diriv' | 'name-file' | 'conf';
   /** Entries its IV or name decrypts. */
   used: number;
 }
@@ -75,6 +80,8 @@ export interface DirConflictInput {
   present: ReadonlySet<string>;
   /** Names already shown in the directory (ordinary entries): no conflict is shown under one. */
   shown: ReadonlySet<string>;
+  /** The cipher directory's root, where copies of gocryptfs.conf may be. */
+  isRoot?: boolean;
 }
 
 /** The plaintext of `cname` under `iv` when it is a provable name: valid padding, a valid name, valid UTF-8. */
@@ -107,10 +114,15 @@ export async function resolveDirConflicts(input: DirConflictInput): Promise<DirC
     for (const s of conflictSuffixes(n)) {
       if (s.canonical === DIRIV_NAME) {
         const b = await readSmall(at, dirfd, n, DIRIV_LEN);
-        if (b === null || b.length !== DIRIV_LEN || b.every((x) => x === 0) || b.equals(iv)) continue;
+        if (b === null || b.length !== DIRIV_LEN || b.every((x) => x === 0)) continue;
         const file: ConflictFile = { diskName: n, canonical: DIRIV_NAME, tool: s.tool, label: s.label, kind: 'diriv', used: 0 };
         files.push(file);
-        ivs.push({ iv: b, file });
+        if (!b.equals(iv)) ivs.push({ iv: b, file }); // an identical copy is harmless and decrypts nothing new
+        used = true;
+        break;
+      }
+      if (input.isRoot && s.canonical === CONF_NAME) {
+        files.push({ diskName: n, canonical: CONF_NAME, tool: s.tool, label: s.label, kind: 'conf', used: 0 });
         used = true;
         break;
       }

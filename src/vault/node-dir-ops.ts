@@ -159,6 +159,7 @@ async function visible(core: VaultCore, dir: DirSlot, names: string[]): Promise<
       leftovers: [...leftovers.keys(), ...extra],
       present,
       shown: new Set(out.map((e) => e.name)),
+      isRoot,
     });
     for (const r of found.restored) out.push({ name: r.name, diskName: r.diskName, long: longNameKind(r.diskName) === 'content' });
     for (const c of found.conflicts) out.push({ name: c.shown, diskName: c.diskName, conflict: c });

@@ -317,7 +317,7 @@ test('names encrypted under a renamed gocryptfs.diriv are shown as conflicts of 
   const copyName = `${DIRIV_NAME}.sync-conflict-20261205-081500-ABCDEFG`;
   writeFileSync(join(dir, DIRIV_NAME), ivA, { mode: 0o444 });
   writeFileSync(join(dir, copyName), ivB, { mode: 0o444 });
-  // A copy with the directory's own IV, and one of the wrong length: neither is a second IV.
+  // A copy with the directory's own IV (a harmless duplicate), and one of the wrong length: neither is a second IV.
   writeFileSync(join(dir, `${DIRIV_NAME} (1)`), ivA, { mode: 0o444 });
   writeFileSync(join(dir, `gocryptfs (2).diriv`), ivB.subarray(0, 15), { mode: 0o444 });
 
@@ -345,7 +345,10 @@ test('names encrypted under a renamed gocryptfs.diriv are shown as conflicts of 
     await at.close(dirfd);
   }
   assert.deepEqual(r.restored, []);
-  assert.deepEqual(r.files, [{ diskName: copyName, canonical: DIRIV_NAME, tool: 'Syncthing', label: 'Syncthing 2026-12-05 08.15', kind: 'diriv', used: theirs.length }]);
+  assert.deepEqual(r.files, [
+    { diskName: `${DIRIV_NAME} (1)`, canonical: DIRIV_NAME, tool: 'copy', label: 'copy 1', kind: 'diriv', used: 0 },
+    { diskName: copyName, canonical: DIRIV_NAME, tool: 'Syncthing', label: 'Syncthing 2026-12-05 08.15', kind: 'diriv', used: theirs.length },
+  ]);
   assert.equal(r.conflicts.length, theirs.length);
   for (const c of r.conflicts) {
     const plain = under.get(c.diskName);
@@ -359,11 +362,9 @@ test('names encrypted under a renamed gocryptfs.diriv are shown as conflicts of 
   // notes.txt exists in both versions: its copy does not take the ordinary name.
   const notes = r.conflicts.find((c) => c.plain === 'notes.txt')!;
   assert.equal(notes.shown, 'notes (conflict Syncthing 2026-12-05 08.15).txt');
-  // The copies that are no second IV stay hidden, as before.
-  for (const n of [`${DIRIV_NAME} (1)`, 'gocryptfs (2).diriv']) {
-    assert.ok(r.unexplained.includes(n), n);
-    assert.ok(!r.files.some((f) => f.diskName === n), n);
-  }
+  // A copy that holds no IV stays hidden, as before.
+  assert.ok(r.unexplained.includes('gocryptfs (2).diriv'));
+  assert.ok(!r.files.some((f) => f.diskName === 'gocryptfs (2).diriv'));
 });
 
 /** A long entry in its own directory; its .name file is written under `nameFile`. */
@@ -424,6 +425,25 @@ test("a conflict copy of a long entry is proven through the entry's renamed .nam
   assert.equal(r.files[0]!.kind, 'name-file');
   assert.equal(r.files[0]!.used, 2);
   assert.deepEqual(r.unexplained, []);
+});
+
+test('in the root, renamed copies of gocryptfs.conf are kept apart as files of kind conf; elsewhere they explain nothing', async () => {
+  const dir = join(tmp, 'conf');
+  mkdirSync(dir);
+  const names = ['gocryptfs.sync-conflict-20261205-081500-ABCDEFG.conf', 'gocryptfs.conf (1)'];
+  for (const n of names) writeFileSync(join(dir, n), '{}');
+  const dirfd = await at.openDir(AT_FDCWD, dir);
+  try {
+    const iv = randBytes(16);
+    const root = await resolveDirConflicts({ at, dirfd, codec, iv, raw64: true, leftovers: names, present: new Set(names), shown: new Set(), isRoot: true });
+    assert.deepEqual(root.files.map((f) => [f.diskName, f.kind, f.canonical]).sort(), names.map((n) => [n, 'conf', 'gocryptfs.conf']).sort());
+    assert.deepEqual(root.unexplained, []);
+    const sub = await resolveDirConflicts({ at, dirfd, codec, iv, raw64: true, leftovers: names, present: new Set(names), shown: new Set() });
+    assert.deepEqual(sub.files, []);
+    assert.deepEqual([...sub.unexplained].sort(), [...names].sort());
+  } finally {
+    await at.close(dirfd);
+  }
 });
 
 test('a renamed .name file that hashes to no entry explains nothing', async () => {

@@ -208,6 +208,7 @@ class Walker {
       leftovers: [...held.keys()],
       present,
       shown: new Set(shown.map((e) => e.plain)),
+      isRoot: rel === '',
     });
     const out: Entry[] = [];
     for (const r of found.restored) {
@@ -216,7 +217,12 @@ class Walker {
     }
     for (const f of found.files) {
       held.delete(f.diskName);
-      const detail = f.kind === 'diriv' ? `a renamed copy of ${DIRIV_NAME} (${f.label}); names encrypted under it: ${f.used}` : `a renamed copy of ${f.canonical} (${f.label})`;
+      const detail =
+        f.kind === 'diriv'
+          ? `a renamed copy of ${DIRIV_NAME} (${f.label}); names encrypted under it: ${f.used}`
+          : f.kind === 'conf'
+            ? `a renamed copy of ${CONF_NAME} (${f.label}), never read: the config in use is ${CONF_NAME}`
+            : `a renamed copy of ${f.canonical} (${f.label})`;
       this.find(f.kind === 'diriv' ? 'iv-conflict' : 'conflict', joinRel(rel, f.diskName), join(cipherDir, f.diskName), detail, f.diskName);
     }
     for (const c of found.conflicts) {
