@@ -2,7 +2,7 @@
  * Sync conflicts through a mount (Documentation/format.md §7.12): copies a
  * sync tool renamed with its suffix are listed under readable names, read
  * back with their own bytes, and resolved by rename (an ordinary encrypted
- * name results) and by unlink; long names too, including a renamed .name
+ * name results) and by unlink, every tool's; long names too, including a renamed .name
  * file. Two mounts of copies of one cipher directory each make the same
  * directory and are merged as a sync tool merges them (one gocryptfs.diriv
  * renamed): every file of both sides is listed and readable. -noconflicts
@@ -111,6 +111,12 @@ test("every tool's conflict copy is listed, read, renamed to a clean name and de
     await fsp.unlink(join(m, SHORT[1]![2]));
     await fsp.writeFile(join(m, SHORT[2]![2]), 'edited in place');
     assert.equal(await fsp.readFile(join(m, SHORT[2]![2]), 'utf8'), 'edited in place');
+    // Every other tool's copy resolved too, by rename and by delete in turn.
+    for (let i = 2; i < SHORT.length; i++) {
+      if (i % 2 === 0) await fsp.rename(join(m, SHORT[i]![2]), join(m, `kept-${i}.odt`));
+      else await fsp.unlink(join(m, SHORT[i]![2]));
+    }
+    assert.deepEqual((await fsp.readdir(m)).sort(), ['kept-2.odt', 'kept-4.odt', 'kept-6.odt', 'kept-8.odt', 'long', 'report-syncthing.odt', 'report.odt']);
     await fsp.rename(join(m, 'long', longShown('copy 1')), join(m, 'long', 'kept.txt'));
     await fsp.unlink(join(m, 'long', longShown('Dropbox 2026-12-05')));
     // The canonical version replaced by a copy: rename over it.
@@ -123,6 +129,9 @@ test("every tool's conflict copy is listed, read, renamed to a clean name and de
   assert.ok((await fsp.readdir(longDir)).includes(`gocryptfs.longname.${hash}.name`));
   await withMount('gocryptfs', cipherdir, join(dir.tmp, 'mnt-go'), {}, async (m) => {
     assert.equal(await fsp.readFile(join(m, 'report-syncthing.odt'), 'utf8'), 'the Syncthing version');
+    assert.equal(await fsp.readFile(join(m, 'kept-2.odt'), 'utf8'), 'edited in place');
+    for (const i of [4, 6, 8]) assert.equal(await fsp.readFile(join(m, `kept-${i}.odt`), 'utf8'), `the ${SHORT[i]![0]} version`);
+    assert.deepEqual((await fsp.readdir(m)).sort(), ['kept-2.odt', 'kept-4.odt', 'kept-6.odt', 'kept-8.odt', 'long', 'report-syncthing.odt', 'report.odt']);
     assert.equal(await fsp.readFile(join(m, 'long', 'kept.txt'), 'utf8'), 'long gd');
     assert.equal(await fsp.readFile(join(m, 'long', LONG), 'utf8'), 'long st');
   });
