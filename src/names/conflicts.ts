@@ -37,7 +37,7 @@ const hm = (s: string): string => `${s.slice(0, 2)}.${s.slice(2, 4)}`;
 
 interface Pattern {
   tool: string;
-  /** The suffix, unanchored: it is tried at the end of the name and before its extension. */
+  /** The suffix, anchored at the end of the part it is tried on (the whole name, or the name before its extension). */
   re: RegExp;
   label(m: RegExpExecArray): string;
 }
@@ -49,22 +49,22 @@ interface Pattern {
  */
 const PATTERNS: readonly Pattern[] = [
   // Syncthing: NAME.sync-conflict-20261205-081500-ABCDEFG
-  { tool: 'Syncthing', re: /\.sync-conflict-(\d{8})-(\d{6})-([A-Z0-9]{7})/, label: (m) => `Syncthing ${ymd(m[1]!)} ${hm(m[2]!)}` },
+  { tool: 'Syncthing', re: /\.sync-conflict-(\d{8})-(\d{6})-([A-Z0-9]{7})$/, label: (m) => `Syncthing ${ymd(m[1]!)} ${hm(m[2]!)}` },
   // Nextcloud and ownCloud: NAME (conflicted copy 2026-12-05 081500)
-  { tool: 'Nextcloud', re: / \(conflicted copy (\d{4}-\d{2}-\d{2}) (\d{6})\)/, label: (m) => `Nextcloud ${m[1]} ${hm(m[2]!)}` },
+  { tool: 'Nextcloud', re: / \(conflicted copy (\d{4}-\d{2}-\d{2}) (\d{6})\)$/, label: (m) => `Nextcloud ${m[1]} ${hm(m[2]!)}` },
   // Dropbox: NAME (conflicted copy 2026-12-05), NAME (Bob's conflicted copy 2026-12-05 (1))
-  { tool: 'Dropbox', re: / \((?:[^()/]{1,64}'s )?conflicted copy(?: (\d{4}-\d{2}-\d{2}))?(?: \((\d{1,4})\))?\)/, label: (m) => `Dropbox${m[1] ? ' ' + m[1] : ''}${m[2] ? ' ' + m[2] : ''}` },
+  { tool: 'Dropbox', re: / \((?:[^()/]{1,64}'s )?conflicted copy(?: (\d{4}-\d{2}-\d{2}))?(?: \((\d{1,4})\))?\)$/, label: (m) => `Dropbox${m[1] ? ' ' + m[1] : ''}${m[2] ? ' ' + m[2] : ''}` },
   // Dropbox, two names that differ only in case: NAME (Case Conflict), NAME (Case Conflict 1)
-  { tool: 'Dropbox', re: / \(Case Conflict(?: (\d{1,4}))?\)/, label: (m) => `Dropbox case${m[1] ? ' ' + m[1] : ''}` },
-  { tool: 'Dropbox', re: / \(Selective Sync Conflict(?: (\d{1,4}))?\)/, label: (m) => `Dropbox selective sync${m[1] ? ' ' + m[1] : ''}` },
+  { tool: 'Dropbox', re: / \(Case Conflict(?: (\d{1,4}))?\)$/, label: (m) => `Dropbox case${m[1] ? ' ' + m[1] : ''}` },
+  { tool: 'Dropbox', re: / \(Selective Sync Conflict(?: (\d{1,4}))?\)$/, label: (m) => `Dropbox selective sync${m[1] ? ' ' + m[1] : ''}` },
   // Seafile: NAME (SFConflict user@example.com 2026-12-05-08-15-00)
-  { tool: 'Seafile', re: / \(SFConflict [^()/]{0,128}?(\d{4}-\d{2}-\d{2})-(\d{2})-(\d{2})-\d{2}\)/, label: (m) => `Seafile ${m[1]} ${m[2]}.${m[3]}` },
+  { tool: 'Seafile', re: / \(SFConflict [^()/]{0,128}?(\d{4}-\d{2}-\d{2})-(\d{2})-(\d{2})-\d{2}\)$/, label: (m) => `Seafile ${m[1]} ${m[2]}.${m[3]}` },
   // Resilio Sync: NAME.Conflict
-  { tool: 'Resilio', re: /\.Conflict/, label: () => 'Resilio' },
+  { tool: 'Resilio', re: /\.Conflict$/, label: () => 'Resilio' },
   // ownCloud's older clients: NAME_conflict-20261205-081500
-  { tool: 'ownCloud', re: /_conflict-(\d{8})-(\d{6})/, label: (m) => `ownCloud ${ymd(m[1]!)} ${hm(m[2]!)}` },
+  { tool: 'ownCloud', re: /_conflict-(\d{8})-(\d{6})$/, label: (m) => `ownCloud ${ymd(m[1]!)} ${hm(m[2]!)}` },
   // Google Drive and most others: NAME (1)
-  { tool: 'copy', re: / \((\d{1,4})\)/, label: (m) => `copy ${m[1]}` },
+  { tool: 'copy', re: / \((\d{1,4})\)$/, label: (m) => `copy ${m[1]}` },
 ];
 
 /** OneDrive: NAME-HOSTNAME, where '-' is also a base64url character (see conflictSuffixes). */
@@ -85,8 +85,7 @@ export function conflictSuffixes(disk: string): ConflictSuffix[] {
   if (dot > 0) forms.push([disk.slice(0, dot), disk.slice(dot)]);
   for (const p of PATTERNS) {
     for (const [head, ext] of forms) {
-      const re = new RegExp(`(?:${p.re.source})$`);
-      const m = re.exec(head);
+      const m = p.re.exec(head);
       if (m === null || m.index === 0) continue;
       out.push({ canonical: head.slice(0, m.index) + ext, tool: p.tool, label: p.label(m) });
     }
