@@ -13,7 +13,7 @@
  */
 import { isatty } from 'node:tty';
 import { confFormat, type FormatOptions } from '../config/index.js';
-import { corruptPaths, fsckCipherdir, isCorruption, type FsckFinding, type FsckProgress, type FsckReport } from '../vault/fsck/index.js';
+import { conflictCount, corruptPaths, fsckCipherdir, isCorruption, type FsckFinding, type FsckProgress, type FsckReport } from '../vault/fsck/index.js';
 import { bool } from './flags/command-line.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -122,7 +122,7 @@ function exitCode(report: FsckReport): number {
 function summarize(out: Output, report: FsckReport): void {
   const corrupt = corruptPaths(report).length;
   const skipped = report.skipped.length;
-  const conflicts = report.findings.length - report.findings.filter(isCorruption).length;
+  const conflicts = conflictCount(report);
   if (conflicts > 0 && !report.aborted) out.info(`fsck: ${conflicts} sync conflict finding${conflicts === 1 ? '' : 's'}, not corruption (see "Sync conflicts" in tscryptfs(1))`);
   if (report.aborted) {
     out.info('fsck: aborted');
@@ -161,7 +161,7 @@ export function fsckJson(cipherdir: string, report: FsckReport, exitCode: number
     skipped: report.skipped.map((s) => ({ path: s.path, cipherPath: s.cipherPath, detail: s.detail })),
     summary: {
       corruptFiles: corruptPaths(report).length,
-      conflicts: report.findings.length - report.findings.filter(isCorruption).length,
+      conflicts: conflictCount(report),
       skippedFiles: report.skipped.length,
       dirs: report.dirs,
       files: report.files,

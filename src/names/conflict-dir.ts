@@ -152,15 +152,23 @@ export async function resolveDirConflicts(input: DirConflictInput): Promise<DirC
     }
     return null;
   };
-  /** The full encrypted name behind a name on disk (a long one through its .name file or a renamed copy of it). */
-  const fullName = async (disk: string): Promise<string | null> => {
-    if (longNameKind(disk) !== 'content') return disk;
+  /**
+   * The full encrypted name behind a name on disk (a long one through its
+   * .name file or a renamed copy of it), and that copy, if one was used.
+   */
+  const fullName = async (disk: string): Promise<{ cname: string; via?: ConflictFile } | null> => {
+    if (longNameKind(disk) !== 'content') return { cname: disk };
     const own = present.has(disk + LONGNAME_SUFFIX) ? await readLongName(at, dirfd, disk).catch(() => null) : null;
-    if (own !== null && hashLongName(own, raw64) === disk) return own;
+    if (own !== null && hashLongName(own, raw64) === disk) return { cname: own };
     const copy = longNames.get(disk);
-    if (copy === undefined) return null;
-    copy.file.used++;
-    return copy.cname;
+    return copy === undefined ? null : { cname: copy.cname, via: copy.file };
+  };
+  /** fullName, then decrypt; a renamed .name file counts as used only when what it names decrypts. */
+  const plainOf = async (disk: string): Promise<{ plain: string; ivFile?: ConflictFile } | null> => {
+    const full = await fullName(disk);
+    const d = full === null ? null : decrypt(full.cname);
+    if (d !== null && full!.via) full!.via.used++;
+    return d;
   };
 
   const restored: DirConflicts['restored'] = [];
@@ -168,8 +176,7 @@ export async function resolveDirConflicts(input: DirConflictInput): Promise<DirC
   const unexplained: string[] = [];
   for (const n of rest) {
     // The entry itself, not renamed: a long entry whose .name file was, or a name under a renamed IV.
-    const whole = await fullName(n);
-    const self = whole === null ? null : decrypt(whole);
+    const self = await plainOf(n);
     if (self !== null && self.ivFile === undefined) {
       restored.push({ name: self.plain, diskName: n });
       continue;
@@ -182,8 +189,7 @@ export async function resolveDirConflicts(input: DirConflictInput): Promise<DirC
     let hit: Omit<ConflictEntry, 'shown'> | null = null;
     for (const s of conflictSuffixes(n)) {
       if (s.canonical === DIRIV_NAME || longNameKind(s.canonical) === 'name-file') continue;
-      const cname = await fullName(s.canonical);
-      const d = cname === null ? null : decrypt(cname);
+      const d = await plainOf(s.canonical);
       if (d === null) continue;
       if (d.ivFile) d.ivFile.used++;
       hit = { diskName: n, plain: d.plain, canonical: s.canonical, kind: 'copy', tool: s.tool, label: s.label, ...(d.ivFile && { ivCopy: d.ivFile.diskName }) };

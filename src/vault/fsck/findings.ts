@@ -84,6 +84,11 @@ export function corruptPaths(report: FsckReport): string[] {
   return [...new Set(report.findings.filter(isCorruption).map((f) => f.path))];
 }
 
+/** How many findings are sync conflicts. */
+export function conflictCount(report: FsckReport): number {
+  return report.findings.filter((f) => !isCorruption(f)).length;
+}
+
 /** Joins plaintext path components the way gocryptfs's filepath.Join("", ...) does. */
 export function joinRel(dir: string, name: string): string {
   return dir === '' ? name : `${dir}/${name}`;

@@ -1,2 +1,2 @@
 export { fsckCipherdir, type FsckOptions } from './walk.js';
-export { corruptPaths, isCorruption, CONFLICT_KINDS, type FsckFinding, type FsckKind, type FsckProgress, type FsckReport, type FsckSkip } from './findings.js';
+export { conflictCount, corruptPaths, isCorruption, CONFLICT_KINDS, type FsckFinding, type FsckKind, type FsckProgress, type FsckReport, type FsckSkip } from './findings.js';
