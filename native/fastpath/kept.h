@@ -13,8 +13,8 @@
 
 #define KEPT_TTL_NS 1000000000LL
 
-/* The longest cipher path (names on disk joined by '/', from the cipher directory) kept or walked. */
-#define CPATH_MAX 640
+/* The longest cipher path (names on disk joined by '/', from the cipher directory) kept or walked: PATH_MAX, what openat2 takes. */
+#define CPATH_MAX 4096
 
 /* CLOCK_MONOTONIC in ns, the clock of KEPT_TTL_NS. */
 static inline int64_t kept_now_ns(void)

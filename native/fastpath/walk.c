@@ -11,14 +11,14 @@
 #define DIRIV_NAME "gocryptfs.diriv"
 #define NAME_MAX_PLAIN 255
 #define IV_SLOTS 512
-#define IV_PPATH_MAX 256
+#define PPATH_MAX 4096 /* the longest plaintext path a walk keeps: PATH_MAX */
 
+/* One directory's IV and paths; `paths` holds the plaintext path, then the cipher path, each as long as it is. */
 struct iv_slot {
     int used;
     int64_t at; /* CLOCK_MONOTONIC ns when read */
-    uint16_t plen, clen;
-    char ppath[IV_PPATH_MAX];
-    char cpath[CPATH_MAX];
+    uint16_t plen, clen, room;
+    char *paths;
     uint8_t iv[NAME_IV_LEN];
 };
 
@@ -81,7 +81,14 @@ int walk_init(struct walk *w, const uint8_t *key, size_t long_name_max, int raw6
 void walk_free(struct walk *w)
 {
     OPENSSL_cleanse(&w->names, sizeof w->names);
-    if (w->ivs) OPENSSL_cleanse(w->ivs, IV_SLOTS * sizeof *w->ivs); /* IVs are not secret; cipher paths and plaintext paths are the user's */
+    if (w->ivs) {
+        /* IVs are not secret; cipher paths and plaintext paths are the user's */
+        for (size_t i = 0; i < IV_SLOTS; i++) {
+            if (w->ivs[i].paths) OPENSSL_cleanse(w->ivs[i].paths, w->ivs[i].room);
+            free(w->ivs[i].paths);
+        }
+        OPENSSL_cleanse(w->ivs, IV_SLOTS * sizeof *w->ivs);
+    }
     free(w->ivs);
     w->ivs = NULL;
     w->ready = 0;
@@ -91,14 +98,14 @@ void walk_free(struct walk *w)
 /* The kept IV and cipher path of plaintext directory `p` (`plen` bytes; 0: the root); 0 when none is valid. */
 static int iv_get(struct walk *w, const char *p, size_t plen, uint8_t *iv, char *cpath, size_t *clen)
 {
-    if (plen >= IV_PPATH_MAX) return 0;
+    if (plen >= PPATH_MAX) return 0;
     struct iv_slot *s = &w->ivs[kept_hash(p, plen) % IV_SLOTS];
     const int64_t now = kept_now_ns();
     int hit = 0;
     pthread_mutex_lock(&w->mut);
-    if (s->used && s->plen == plen && memcmp(s->ppath, p, plen) == 0 && kept_fresh(s->at, now)) {
+    if (s->used && s->plen == plen && memcmp(s->paths, p, plen) == 0 && kept_fresh(s->at, now)) {
         memcpy(iv, s->iv, NAME_IV_LEN);
-        memcpy(cpath, s->cpath, s->clen);
+        memcpy(cpath, s->paths + plen, s->clen);
         cpath[s->clen] = 0;
         *clen = s->clen;
         hit = 1;
@@ -111,17 +118,32 @@ static int iv_get(struct walk *w, const char *p, size_t plen, uint8_t *iv, char 
 static void iv_put(struct walk *w, const char *p, size_t plen, const uint64_t *dirs_gen, uint64_t gen, int64_t at, const uint8_t *iv,
                    const char *cpath, size_t clen)
 {
-    if (plen >= IV_PPATH_MAX || clen >= CPATH_MAX) return;
+    if (plen >= PPATH_MAX || clen >= CPATH_MAX) return;
     struct iv_slot *s = &w->ivs[kept_hash(p, plen) % IV_SLOTS];
     pthread_mutex_lock(&w->mut);
     if (__atomic_load_n(dirs_gen, __ATOMIC_ACQUIRE) == gen) {
-        s->used = 1;
-        s->at = at;
-        s->plen = (uint16_t)plen;
-        memcpy(s->ppath, p, plen);
-        s->clen = (uint16_t)clen;
-        memcpy(s->cpath, cpath, clen);
-        memcpy(s->iv, iv, NAME_IV_LEN);
+        if (s->room < plen + clen) {
+            /* Grown in steps of 256 bytes, and never shrunk: a slot keeps paths of about one depth. */
+            const size_t room = (plen + clen + 255) & ~(size_t)255;
+            char *grown = malloc(room);
+            if (grown) {
+                if (s->paths) OPENSSL_cleanse(s->paths, s->room);
+                free(s->paths);
+                s->paths = grown;
+                s->room = (uint16_t)room;
+            }
+        }
+        if (s->room >= plen + clen) {
+            s->used = 1;
+            s->at = at;
+            s->plen = (uint16_t)plen;
+            s->clen = (uint16_t)clen;
+            memcpy(s->paths, p, plen);
+            memcpy(s->paths + plen, cpath, clen);
+            memcpy(s->iv, iv, NAME_IV_LEN);
+        } else {
+            s->used = 0;
+        }
     }
     pthread_mutex_unlock(&w->mut);
 }
@@ -133,7 +155,7 @@ void walk_forget(struct walk *w, const char *path)
     pthread_mutex_lock(&w->mut);
     for (size_t i = 0; i < IV_SLOTS; i++) {
         struct iv_slot *s = &w->ivs[i];
-        if (s->used && s->plen >= n && memcmp(s->ppath, path, n) == 0 && (s->plen == n || s->ppath[n] == '/')) s->used = 0;
+        if (s->used && s->plen >= n && memcmp(s->paths, path, n) == 0 && (s->plen == n || s->paths[n] == '/')) s->used = 0;
     }
     pthread_mutex_unlock(&w->mut);
 }
@@ -224,24 +246,45 @@ int walk_find(struct walk *w, struct dirs *d, const char *path, const uint64_t *
     if (iv_get(w, path, dlen, iv, cpath, clen)) {
         if (dirs_get(d, cpath, *clen, dir) != 0) return 0;
     } else {
-        /* The walk from the root, keeping each directory it reads, and the last one open. */
+        /* A parent whose IV cannot be kept stays with JavaScript: walking to it here would start from the top every time. */
+        if (dlen >= PPATH_MAX) return 0;
+        /*
+         * The walk down from the deepest directory above whose IV is kept
+         * (the root at worst), keeping each directory it reads and the last
+         * one open: a lookup after its parent's costs one level, not all.
+         */
         const uint64_t epoch = dirs_epoch(d);
         int64_t at = kept_now_ns();
-        if (!iv_get(w, path, 0, iv, cpath, clen)) {
-            if (!read_iv(root, iv)) return 0;
-            iv_put(w, path, 0, dirs_gen, gen, at, iv, "", 0);
-        }
-        *clen = 0;
-        cpath[0] = 0;
+        size_t slen = dlen;
+        do {
+            while (slen > 0 && path[--slen] != '/') {}
+        } while (slen > 0 && !iv_get(w, path, slen, iv, cpath, clen));
+        struct dir_ref held = {.fd = -1};
         int dfd = root;
-        for (const char *p = path + 1; p < last;) {
+        if (slen > 0) {
+            if (dirs_get(d, cpath, *clen, &held) != 0) return 0;
+            dfd = held.fd;
+        } else {
+            *clen = 0;
+            cpath[0] = 0;
+            if (!iv_get(w, path, 0, iv, cpath, clen)) {
+                if (!read_iv(root, iv)) return 0;
+                iv_put(w, path, 0, dirs_gen, gen, at, iv, "", 0);
+            }
+        }
+        for (const char *p = path + slen + 1; p < last;) {
             const char *slash = strchr(p, '/');
             const size_t len = (size_t)(slash - p);
             int next = -1;
             if (valid_component(p, len) && name_encrypt(ctx, &w->names, iv, (const uint8_t *)p, len, disk, is_long) &&
                 cpath_append(cpath, clen, CPATH_MAX, disk))
                 next = openat(dfd, disk, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (dfd != root) close(dfd);
+            if (held.fd >= 0) {
+                dirs_put(d, &held);
+                held.fd = -1;
+            } else if (dfd != root) {
+                close(dfd);
+            }
             dfd = next;
             at = kept_now_ns();
             if (dfd < 0) return 0;

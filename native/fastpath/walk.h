@@ -3,8 +3,10 @@
  * src/vault/backing/cipher-tree.ts finds it: each plaintext component
  * encrypted under its directory's IV (name_cipher.c), each directory
  * opened with openat(O_PATH|O_DIRECTORY|O_NOFOLLOW) from its parent's
- * descriptor, from the root down, the IV read through that descriptor. A
- * symlink planted in the cipher directory is never followed.
+ * descriptor, from the deepest directory above whose IV is kept (the
+ * root at worst) down, the IV read through that descriptor. A symlink
+ * planted in the cipher directory is never followed. A path longer than
+ * PATH_MAX (plaintext or cipher) stays with JavaScript.
  *
  * Directories' IVs and cipher paths are kept, by plaintext path, as the
  * vault's directory cache keeps them (dir-cache.ts): for KEPT_TTL_NS. A
