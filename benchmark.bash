@@ -69,6 +69,7 @@
 #                       [-dbench-time S] [-fio-time S] [-baseline DIR]
 #   bash benchmark.bash -twomounts [-rounds N] [-only NAME,...] [-dir DIR] [-baseline DIR]
 #   bash benchmark.bash -extractloop N [-mixed] [-only tscryptfs-CIPHER] [-dir DIR]
+#   bash benchmark.bash -scale [-scale-parts LIST] [-scale-small] [-only NAME,...] [-dir DIR]
 #
 #   -rounds N       rounds (default 3)
 #   -dd             WRITE and READ only
@@ -103,6 +104,27 @@
 #                   clone/dedupe ioctls that fail, splice, truncates,
 #                   unlinks), then RM; fails if the last cycle's VmRSS is
 #                   more than 110% of cycle 2's (issue 19)
+#   -scale          how costs grow with the size of the work (default
+#                   candidates gocryptfs and tscryptfs; needs python3), each
+#                   point on a fresh mount (warmed up by 500 creates and
+#                   deletes elsewhere) and after dropping the page cache:
+#                     DIR    one directory of 1k, 10k, 100k empty files: create
+#                            all, ls -l, stat one name (median of three: the
+#                            first, middle and last name), delete all
+#                     FILE   one file of 1 GiB and 8 GiB: dd write (bs 1M,
+#                            fsync) and read, random 4 KiB reads for 10 s
+#                     OPEN   1, 16, 256, 4096 files of 64 KiB open at once,
+#                            a 4 KiB write and read of each in turn for 10 s:
+#                            requests per second, the daemon's VmRSS
+#                     DEPTH  stat of a file 1, 16, 64 directories deep
+#                            (median of three)
+#                   (scripts/scale-load.py); prints a table per part and
+#                   each candidate's growth from the smallest to the
+#                   largest size beside gocryptfs's, and draws the curves
+#                   into an SVG (scripts/scale-plot.py) next to the TSV
+#   -scale-parts L  comma-separated subset of dir,file,open,depth
+#   -scale-small    sizes a tenth as large (100..10k entries, 64 and 512
+#                   MiB, up to 256 open files): a quick check of the script
 #
 # Needs root (drop_caches, clear_refs of the daemon), tar, md5sum, dd, dbench
 # and fio (apt-get install dbench fio), gocryptfs, fuse3; securefs and encfs
@@ -157,6 +179,9 @@ MIXED_OPS=2000
 DBENCH_T=8
 FIO_T=20
 BASELINE=""
+SCALE=0
+SCALE_PARTS=dir,file,open,depth
+SCALE_SMALL=0
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	-h | -help | --help)
@@ -173,6 +198,9 @@ while [[ $# -gt 0 ]]; do
 	-dbench-time) [[ $# -ge 2 ]] || die "-dbench-time needs seconds"; DBENCH_T=$2; shift ;;
 	-fio-time) [[ $# -ge 2 ]] || die "-fio-time needs seconds"; FIO_T=$2; shift ;;
 	-baseline) [[ $# -ge 2 ]] || die "-baseline needs a directory"; BASELINE=$2; shift ;;
+	-scale) SCALE=1 ;;
+	-scale-parts) [[ $# -ge 2 ]] || die "-scale-parts needs a list"; SCALE_PARTS=$2; shift ;;
+	-scale-small) SCALE_SMALL=1 ;;
 	*)
 		usage >&2
 		die "invalid argument: $1"
@@ -188,6 +216,9 @@ done
 [[ $TWOMOUNTS -eq 0 || $EXTRACTLOOP -eq 0 ]] || die "-twomounts and -extractloop are different runs"
 [[ $MIXED -eq 0 || $EXTRACTLOOP -ge 3 ]] || die "-mixed needs -extractloop N with N >= 3 (cycle 2 is the reference)"
 [[ $MIXED -eq 0 ]] || command -v python3 >/dev/null || die "-mixed needs python3"
+[[ $SCALE -eq 0 || ($EXTRACTLOOP -eq 0 && $TWOMOUNTS -eq 0 && $DD_ONLY -eq 0) ]] || die "-scale is a run of its own (not with -extractloop, -twomounts or -dd)"
+[[ $SCALE -eq 0 ]] || command -v python3 >/dev/null || die "-scale needs python3"
+[[ $SCALE_PARTS =~ ^(dir|file|open|depth)(,(dir|file|open|depth))*$ ]] || die "-scale-parts: a comma-separated list of dir, file, open, depth"
 [[ $(id -u) -eq 0 ]] || die "run as root (drop_caches, /proc/PID/clear_refs of the mount daemons)"
 [[ $(getconf CLK_TCK) =~ ^[0-9]+$ ]] || die "getconf CLK_TCK does not give the clock tick"
 
@@ -204,6 +235,8 @@ if [[ -n $ONLY ]]; then
 	done
 elif [[ $EXTRACTLOOP -gt 0 ]]; then
 	CANDIDATES=(tscryptfs)
+elif [[ $SCALE -eq 1 ]]; then
+	CANDIDATES=(gocryptfs tscryptfs)
 else
 	CANDIDATES=("${ALL_CANDIDATES[@]}")
 fi
@@ -247,7 +280,11 @@ fi
 for tool in tar md5sum dd fusermount mountpoint; do
 	command -v $tool >/dev/null || die "$tool is missing"
 done
-if [[ $DD_ONLY -eq 0 && $EXTRACTLOOP -eq 0 ]]; then
+if [[ $SCALE -eq 1 ]]; then
+	for c in "${CANDIDATES[@]}"; do
+		[[ $c != plain ]] || die "-scale measures FUSE daemons: plain has none"
+	done
+elif [[ $DD_ONLY -eq 0 && $EXTRACTLOOP -eq 0 ]]; then
 	command -v dbench >/dev/null || die "dbench is missing: apt-get install dbench"
 	command -v fio >/dev/null || die "fio is missing: apt-get install fio"
 	DBENCH_LOADFILE=$(dpkg -L dbench 2>/dev/null | grep '/client\.txt$' | head -n 1)
@@ -550,7 +587,10 @@ mount_candidate() {
 
 # ---------------------------------------------------------------- the tree
 
-if [[ $MIXED -eq 1 ]]; then
+if [[ $SCALE -eq 1 ]]; then
+	cp "$ROOT/scripts/scale-load.py" "$ROOT/scripts/scale-plot.py" "$STAGE/" || die "cannot copy the -scale scripts to $STAGE"
+	TREE_DESC="none (-scale: scripts/scale-load.py)"
+elif [[ $MIXED -eq 1 ]]; then
 	# The load program, copied like the build: a change during the run does not count.
 	cp "$ROOT/scripts/mixed-load.py" "$STAGE/" || die "cannot copy scripts/mixed-load.py to $STAGE"
 	MIXED_LOAD=$STAGE/mixed-load.py
@@ -592,7 +632,7 @@ if command -v securefs >/dev/null; then
 	VERSIONS+=", securefs ${v:-unknown}"
 fi
 command -v encfs >/dev/null && VERSIONS+=", encfs $(encfs --version 2>&1 | awk '{print $NF}')"
-if [[ $DD_ONLY -eq 0 && $EXTRACTLOOP -eq 0 ]]; then
+if [[ $DD_ONLY -eq 0 && $EXTRACTLOOP -eq 0 && $SCALE -eq 0 ]]; then
 	VERSIONS+=", $(dbench --help 2>&1 | head -n 1 | awk '{print "dbench " $3}'), $(fio --version)"
 fi
 echo "$MACHINE"
@@ -662,6 +702,10 @@ if [[ $EXTRACTLOOP -gt 0 ]]; then
 	echo "extractloop PASSED: VmRSS after the last cycle is $pct% of $what (limit 110%)"
 	exit 0
 fi
+
+# ---------------------------------------------------------------- scale
+
+[[ $SCALE -eq 0 ]] || source "$ROOT/scripts/bench-scale.bash"
 
 # ---------------------------------------------------------------- the benchmark
 
