@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include "napi_args.h"
 #include "stat_words.h"
+#include "xattr_list.h"
 #include "sys.h"
 
 #define NAME_BUF 4097
@@ -430,29 +431,6 @@ static napi_value at_readdirat(napi_env env, napi_callback_info info)
 }
 
 /*
- * listxattrat(2) (Linux 6.13; the same number on every architecture) of
- * `leaf` in `dirfd`, not followed, for the size of its name list: -1 with
- * errno ENOSYS before 6.13, then never tried again. One system call where
- * llistxattr on /proc/self/fd/N/leaf walks procfs first (1.5 against 2.8
- * microseconds an entry: Documentation/performance.md, "xattr list sizes
- * per entry").
- */
-#ifndef SYS_listxattrat
-#define SYS_listxattrat 465
-#endif
-static ssize_t list_size_at(int dirfd, const char *leaf, const char *proc)
-{
-    static int no_listxattrat; /* set once when the kernel says ENOSYS; a kernel does not gain it while we run */
-    if (!__atomic_load_n(&no_listxattrat, __ATOMIC_RELAXED)) {
-        const long r = syscall(SYS_listxattrat, dirfd, leaf, AT_SYMLINK_NOFOLLOW, NULL, (size_t)0);
-        if (r >= 0 || errno != ENOSYS) return (ssize_t)r;
-        __atomic_store_n(&no_listxattrat, 1, __ATOMIC_RELAXED);
-    }
-    /* llistxattr on /proc/self/fd/N/leaf: the leaf looked up in that directory, not followed */
-    return llistxattr(proc, NULL, 0);
-}
-
-/*
  * statListingAt(dirfd, names) -> ArrayBuffer: for each name, its lstat as
  * STAT_WORDS words (all zero when it failed), then one int32 per name: the
  * size of its extended attribute name list (0: none) or -errno.
@@ -487,7 +465,7 @@ static napi_value at_stat_listing(napi_env env, napi_callback_info info)
             continue;
         }
         stat_words(words + (size_t)i * STAT_WORDS, &st);
-        ssize_t r = list_size_at(dirfd, leaf, proc);
+        ssize_t r = xattr_list_size_at(dirfd, leaf, proc);
         sizes[i] = r < 0 ? -errno : (r > INT32_MAX ? INT32_MAX : (int32_t)r);
     }
     return out;
