@@ -110,6 +110,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     p->hook.dir_stat = fp_dir_stat;
     p->hook.statfs = fp_statfs;
     p->hook.lookup = fp_lookup;
+    p->hook.no_xattrs = fp_no_xattrs;
     p->hook.dirs_changed = fp_dirs_changed;
     p->hook.open = fp_open;
     p->hook.release = fp_release;

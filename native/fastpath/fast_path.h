@@ -15,8 +15,8 @@
  *   walk.c      plaintext path -> parent directory and name on disk
  *   removed.c   the log of directories removed, for JavaScript
  * The hooks use them and never each other:
- *   read.c (read, attr), write.c (write), lookup.c (lookup, dirs_changed,
- *   dir_stat, statfs), open.c (open, release), remove.c (unlink, rmdir).
+ *   read.c (read, attr), write.c (write), lookup.c (lookup, no_xattrs,
+ *   dirs_changed, dir_stat, statfs), open.c (open, release), remove.c (unlink, rmdir).
  * addon.c, the top, is the Node-API face that makes a fast path and turns
  * its hooks on.
  */
@@ -47,7 +47,7 @@ struct fast_path {
     /* Which hooks answer (each off until addon.c turns it on; read always answers). */
     int attrs, writes, prealloc, unlinks, lookups, opens, rmdirs;
     int rmdir_ivs; /* directories have a gocryptfs.diriv */
-    struct hook_count reads, attr_changes, written, unlinked, looked_up, opened, rmdired;
+    struct hook_count reads, attr_changes, written, unlinked, looked_up, opened, rmdired, xattrs_none;
 };
 
 /* Counts one request of `c` answered (returning `res`) or passed on (returning TSCRYPTFS_HOOK_PASS or -1). */
@@ -64,6 +64,7 @@ int fp_attr(void *ctx, uint64_t fh, const struct tscryptfs_attr_change *c, struc
             void *arg);
 int fp_write(void *ctx, uint64_t fh, const char *data, size_t len, int64_t off);
 int fp_lookup(void *ctx, const char *path, const uint64_t *dirs_gen, struct stat *st, char *cpath, size_t cap, int *cpath_long);
+int fp_no_xattrs(void *ctx, const char *path, const char *name, const uint64_t *dirs_gen);
 void fp_dirs_changed(void *ctx, const char *path);
 int fp_dir_stat(void *ctx, const char *cpath, struct stat *st);
 int fp_statfs(void *ctx, struct statvfs *st);

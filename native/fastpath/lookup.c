@@ -1,6 +1,6 @@
 /*
- * The hooks that find things by path: `lookup`, `dirs_changed`,
- * `dir_stat` and `statfs`.
+ * The hooks that find things by path: `lookup`, `no_xattrs`,
+ * `dirs_changed`, `dir_stat` and `statfs`.
  *
  * lookup: the GETATTR libfuse2 sends for every LOOKUP and stat(2) that the
  * binding's attribute cache cannot answer. In JavaScript each costs two
@@ -15,6 +15,16 @@
  * is gone or whose IV cannot be read, any other error (JS then gives it,
  * with its log line).
  *
+ * no_xattrs: a GETXATTR or LISTXATTR of an entry no listing has shown
+ * (ls -l asks two of each file it lists; each costs a trip to JS that finds
+ * nothing). Found as for lookup; when its name list is empty, nothing is
+ * stored under any name, so the answer is ENODATA (an empty list), as
+ * src/vault/node-xattr.ts gives it, provided the name JavaScript would
+ * store (src/names/name-codec.ts encryptXattrName) is short enough for the
+ * backing file system to look up: a longer one is refused there (ERANGE),
+ * and stays with JavaScript, as does a name that is not ASCII (the binding
+ * hands JS names as strings, which may change their length).
+ *
  * dirs_changed: a mkdir, rmdir or rename starts or ended; what dirs.c and
  * walk.c keep of directories is forgotten.
  *
@@ -26,8 +36,10 @@
  */
 #define _GNU_SOURCE
 #include "fast_path.h"
+#include "xattr_list.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -65,6 +77,43 @@ int fp_lookup(void *ctx, const char *path, const uint64_t *dirs_gen, struct stat
     return hook_answered(&p->looked_up, 0);
 pass:
     hook_passed(&p->looked_up);
+    return TSCRYPTFS_HOOK_PASS;
+}
+
+/* Stored names: "user.gocryptfs." and the name padded to 16 bytes, encrypted, in base64 (twin: encryptXattrName). */
+#define XATTR_STORE_PREFIX_LEN 15
+#define XATTR_STORED_MAX 255
+
+/* Whether the backing file system would look `name` up as JavaScript stores it; 0 for a name JS should see. */
+static int xattr_name_storable(const char *name, int raw64)
+{
+    if (strcmp(name, "system.posix_acl_access") == 0 || strcmp(name, "system.posix_acl_default") == 0) return 1; /* stored as they are */
+    size_t n = 0;
+    for (; name[n]; n++)
+        if ((unsigned char)name[n] >= 0x80) return 0;
+    const size_t padded = (n / 16 + 1) * 16;
+    const size_t b64 = raw64 ? (padded * 4 + 2) / 3 : (padded + 2) / 3 * 4;
+    return n > 0 && XATTR_STORE_PREFIX_LEN + b64 <= XATTR_STORED_MAX;
+}
+
+/* The hook's `no_xattrs` (fuse_hooks.h). */
+int fp_no_xattrs(void *ctx, const char *path, const char *name, const uint64_t *dirs_gen)
+{
+    struct fast_path *p = ctx;
+    if (dirs_root(&p->dirs) < 0 || !fp_on(&p->lookups) || !path || path[0] != '/' || path[1] == 0) goto pass;
+    if (name && !xattr_name_storable(name, p->walk.names.raw64)) goto pass;
+    char cpath[CPATH_MAX], disk[NAME_DISK_MAX + 1], proc[NAME_DISK_MAX + 40];
+    size_t clen = 0;
+    int is_long = 0;
+    struct dir_ref dir;
+    if (!walk_find(&p->walk, &p->dirs, path, dirs_gen, &dir, disk, &is_long, cpath, &clen)) goto pass;
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d/%s", dir.fd, disk);
+    const ssize_t size = xattr_list_size_at(dir.fd, disk, proc);
+    dirs_put(&p->dirs, &dir);
+    if (size != 0) goto pass;
+    return hook_answered(&p->xattrs_none, -ENODATA);
+pass:
+    hook_passed(&p->xattrs_none);
     return TSCRYPTFS_HOOK_PASS;
 }
 

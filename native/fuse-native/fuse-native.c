@@ -2370,7 +2370,18 @@ NAPI_METHOD(fuse_native_attr_gen) {
   return r;
 }
 
-// short-cut for the capability lookup the kernel makes before every write
+// True when the fast path's `no_xattrs` finds that `path` has no extended
+// attributes (for attribute `name`; NULL: a list), when it has that hook and
+// the cache is on (not with -sharedstorage), except for libfuse's hidden
+// names (JS serves those from open handles).
+static int fuse_native_no_xattrs (fuse_thread_t *ft, const char *path, const char *name) {
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
+  if (hook == NULL || hook->no_xattrs == NULL || ft->attr_cache == NULL || path == NULL || path[0] == 0 || attr_hidden_name(path)) return 0;
+  return hook->no_xattrs(hook->ctx, path, name, &(ft->dirs_gen)) == -ENODATA;
+}
+
+// short-cut for the capability lookup the kernel makes before every write,
+// and for entries with no extended attributes at all
 static int fuse_native_getxattr_fast (const char *path, const char *name, char *value, size_t size
 #ifdef __APPLE__
   , uint32_t position
@@ -2379,6 +2390,7 @@ static int fuse_native_getxattr_fast (const char *path, const char *name, char *
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
   if (ft->reject_capability && strcmp(name, "security.capability") == 0) return -EOPNOTSUPP;
   if (attr_knows_no_xattrs(ft, path)) return -ENODATA; // readdir saw none
+  if (fuse_native_no_xattrs(ft, path, name)) return -ENODATA;
 #ifdef __APPLE__
   return fuse_native_getxattr(path, name, value, size, position);
 #else
@@ -2397,10 +2409,10 @@ FUSE_METHOD(listxattr, 2, 1, (const char *path, char *list, size_t size), {
   if (IS_ARRAY_BUFFER_DETACH_SUPPORTED == 1) assert(napi_detach_arraybuffer(env, argv[2]) == napi_ok);
 })
 
-// an empty list for what readdir saw has no extended attributes
+// an empty list for what readdir saw, or the fast path finds, has no extended attributes
 static int fuse_native_listxattr_fast (const char *path, char *list, size_t size) {
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
-  if (attr_knows_no_xattrs(ft, path)) return 0;
+  if (attr_knows_no_xattrs(ft, path) || fuse_native_no_xattrs(ft, path, NULL)) return 0;
   return fuse_native_listxattr(path, list, size);
 }
 

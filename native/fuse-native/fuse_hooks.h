@@ -15,7 +15,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#define TSCRYPTFS_FAST_PATH_MAGIC 0x54535241u   /* "TSRA": version 10, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open`, `release` and `rmdir` */
+#define TSCRYPTFS_FAST_PATH_MAGIC 0x54535242u   /* "TSRB": version 11, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open`, `release`, `rmdir` and `no_xattrs` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -122,6 +122,17 @@ struct tscryptfs_fast_path {
      * not be, or TSCRYPTFS_HOOK_PASS (nothing changed): let JavaScript answer.
      */
     int (*rmdir)(void *ctx, const char *cpath, int long_name);
+    /*
+     * Called for a GETXATTR of attribute `name` (NULL for a LISTXATTR) that
+     * the binding's cache cannot answer, before it goes to JavaScript:
+     * whether plaintext `path`, found as for `lookup`, has no extended
+     * attributes at all, so that the answer is ENODATA (an empty list) as
+     * JavaScript would give it. Returns -ENODATA then, or TSCRYPTFS_HOOK_PASS:
+     * let JavaScript answer (it has some, a name JavaScript would refuse
+     * or store under a name too long for the backing file system, anything
+     * the lookup would pass on).
+     */
+    int (*no_xattrs)(void *ctx, const char *path, const char *name, const uint64_t *dirs_gen);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

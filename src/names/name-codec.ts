@@ -57,6 +57,7 @@ export class NameCodec {
     return this.needsHash(cname) ? hashLongName(cname, this.opts.raw64) : cname;
   }
 
+  /** Stored as "user.gocryptfs." + encryptName: native/fastpath/lookup.c (xattr_name_storable) mirrors its length. */
   encryptXattrName(name: string): string {
     if (XATTR_PASSTHROUGH.includes(name)) return name;
     return XATTR_PREFIX + this.encryptName(Buffer.from(name, 'utf8'), XATTR_NAME_IV);

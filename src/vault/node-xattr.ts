@@ -3,6 +3,11 @@
  * under user.gocryptfs., values sealed like symlink targets, POSIX ACLs in
  * clear. On the entry itself: a symlink has none (Linux keeps no user
  * xattrs on links).
+ *
+ * A mount answers getxattr and listxattr of an entry with no extended
+ * attributes at all without this code (native/fastpath/lookup.c,
+ * no_xattrs: ENODATA, an empty list), and sends here every name stored
+ * under more than 255 bytes (see encryptXattrName).
  */
 import { fsError } from '../util/errors.js';
 import { XATTR_CREATE, XATTR_REPLACE } from '../util/sys-at.js';

@@ -12,7 +12,11 @@
  *   and after a rename of the directory, the names in the new directory are
  *   found at once;
  * - a file 64 directories deep (a cipher path of about 1.5 KB) is found at
- *   every level without JS.
+ *   every level without JS;
+ * - getxattr and listxattr of an entry with no extended attributes at all
+ *   (the hook `no_xattrs`) answer as JS does, without JS, for every kind of
+ *   entry; names JS stores under a name too long for the backing file
+ *   system, or not ASCII, and entries that have attributes, go to JS.
  *
  * TSCRYPTFS_OPSTATS (written at unmount) tells which path served them:
  * `getattr` counts those that reached JS, `nativeLookup` the others.
@@ -203,6 +207,65 @@ out([os.lstat(p).st_size, os.path.isdir(os.path.dirname(p))])`,
     assert.ok((calls['nativeLookup'] ?? 0) >= 65, JSON.stringify(calls));
     assert.ok((calls['getattr'] ?? 0) <= 2, JSON.stringify(calls));
   }
+  await assertFsckClean(cipherdir);
+});
+
+/** getxattr of each name and listxattr of each path, after the kernel let go of its names: values in hex, or the errno. */
+const XATTRS_ALL = `
+with open('/proc/sys/vm/drop_caches', 'w') as f:
+    f.write('2')
+names = json.loads(A[1])
+res = []
+for p in A[2:]:
+    full = os.path.join(A[0], p)
+    for n in names:
+        try:
+            res.append([p, n, os.getxattr(full, n, follow_symlinks=False).hex()])
+        except OSError as e:
+            res.append([p, n, errno.errorcode[e.errno]])
+    try:
+        res.append([p, 'list', sorted(os.listxattr(full, follow_symlinks=False))])
+    except OSError as e:
+        res.append([p, 'list', errno.errorcode[e.errno]])
+out(res)`;
+
+test('getxattr and listxattr of entries without extended attributes answer as JS does, on the libfuse threads', tsOnly, async () => {
+  const cipherdir = join(dir.tmp, 'xattr-cipher');
+  await initCipherdir(MOUNT_IMPL, cipherdir, []);
+  await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, 'xattr-make-mnt'), {}, (m) =>
+    py(
+      `${MAKE_TREE.replace('out(0)', '')}
+os.setxattr(os.path.join(top, 'd1', 'a'), 'user.kept', b'value')
+os.mkdir(os.path.join(top, 'withattr'))
+os.setxattr(os.path.join(top, 'withattr'), 'user.dir', b'')
+out(0)`,
+      [m],
+    ),
+  );
+  // A name of 175 bytes is stored under one of 251, one of 176 under 271 (refused).
+  const names = ['user.kept', 'user.other', 'security.selinux', 'system.posix_acl_access', 'trusted.x', 'user.' + 'n'.repeat(170), 'user.' + 'n'.repeat(171), 'user.é'];
+  const paths = ['d1', `${DEEP}/size0`, `${DEEP}/size4097`, `d1/${LONG}`, `d1/${LONG}-dir`, 'd1/link', 'd1/fifo', 'd1/a', 'd1/b', 'withattr', 'missing', `${DEEP}/size1/under-a-file`];
+  const args = (m: string): string[] => [m, JSON.stringify(names), ...paths];
+  const [native, nativeCalls] = await counted('xattr-native', cipherdir, {}, (m) => py<unknown[][]>(XATTRS_ALL, args(m)));
+  const [js, jsCalls] = await counted('xattr-js', cipherdir, { TSCRYPTFS_NATIVE_LOOKUP: '0' }, (m) => py<unknown[][]>(XATTRS_ALL, args(m)));
+  assert.deepEqual(native, js);
+  const got = new Map(native.map((r) => [`${r[0]} ${r[1]}`, r[2]]));
+  assert.equal(got.get('d1/a user.kept'), Buffer.from('value').toString('hex'));
+  assert.equal(got.get('d1/b user.kept'), Buffer.from('value').toString('hex'), 'the hard link has it too');
+  assert.deepEqual(got.get('d1/a list'), ['user.kept']);
+  assert.equal(got.get(`${DEEP}/size0 user.other`), 'ENODATA');
+  assert.deepEqual(got.get(`${DEEP}/size0 list`), []);
+  assert.equal(got.get(`${DEEP}/size0 user.${'n'.repeat(170)}`), 'ENODATA');
+  assert.notEqual(got.get(`${DEEP}/size0 user.${'n'.repeat(171)}`), 'ENODATA', 'a name stored longer than 255 bytes is refused');
+  assert.equal(got.get('missing user.other'), 'ENOENT');
+  // JS sees the entries with attributes (d1/a, d1/b, withattr: every name
+  // and the list), and on the others only the two names it must store
+  // itself; the kernel's own lookups and a missing entry add a few.
+  const withAttrs = 3 * names.length;
+  const others = (paths.length - 3) * 2;
+  if (NATIVE.lookups) assert.ok((nativeCalls['getxattr'] ?? 0) <= withAttrs + others + 4, JSON.stringify(nativeCalls));
+  // Without the hook, each name on each entry the kernel lets through (not user.* on the symlink and the FIFO) goes to JS.
+  assert.ok((jsCalls['getxattr'] ?? 0) >= 60, JSON.stringify(jsCalls));
   await assertFsckClean(cipherdir);
 });
 
