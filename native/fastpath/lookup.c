@@ -20,10 +20,10 @@
  * nothing). Found as for lookup; when its name list is empty, nothing is
  * stored under any name, so the answer is ENODATA (an empty list), as
  * src/vault/node-xattr.ts gives it, provided the name JavaScript would
- * store (src/names/name-codec.ts encryptXattrName) is short enough for the
- * backing file system to look up: a longer one is refused there (ERANGE),
- * and stays with JavaScript, as does a name that is not ASCII (the binding
- * hands JS names as strings, which may change their length).
+ * store (src/names/name-codec.ts encryptXattrName) fits in the 255 bytes
+ * of an xattr name: JavaScript refuses a longer one, so it stays with
+ * JavaScript, as does a name that is not ASCII (the binding hands JS names
+ * as strings, which may change their length).
  *
  * dirs_changed: a mkdir, rmdir or rename starts or ended; what dirs.c and
  * walk.c keep of directories is forgotten.
@@ -84,7 +84,7 @@ pass:
 #define XATTR_STORE_PREFIX_LEN 15
 #define XATTR_STORED_MAX 255
 
-/* Whether the backing file system would look `name` up as JavaScript stores it; 0 for a name JS should see. */
+/* Whether `name`, as JavaScript stores it, fits in an xattr name; 0 for a name JS should see. */
 static int xattr_name_storable(const char *name, int raw64)
 {
     if (strcmp(name, "system.posix_acl_access") == 0 || strcmp(name, "system.posix_acl_default") == 0) return 1; /* stored as they are */
