@@ -2209,15 +2209,22 @@ static int take_carried_stat (const char *path, struct stat *stat) {
   return 1;
 }
 
+// The fast path for a request that names `path`: when one is set and the
+// cache is on (not with -sharedstorage), except for libfuse's hidden names
+// (JS serves those from open handles); NULL otherwise.
+static struct tscryptfs_fast_path *path_hook (fuse_thread_t *ft, const char *path) {
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
+  if (hook == NULL || ft->attr_cache == NULL || path == NULL || path[0] == 0 || attr_hidden_name(path)) return NULL;
+  return hook;
+}
+
 // native lookup. A GETATTR the cache cannot answer goes to the read
-// hook's `lookup` first, when it has one and the cache is on (not with
-// -sharedstorage), except for libfuse's hidden names (JS serves those from
-// open handles). What it finds is kept as a getattr's result is, with the
+// hook's `lookup` first, when it has one (path_hook). What it finds is kept as a getattr's result is, with the
 // cipher path, for a native unlink (attr_put_listed). Returns its answer,
 // or TSCRYPTFS_HOOK_PASS.
 static int fuse_native_lookup_native (fuse_thread_t *ft, const char *path, struct stat *stat, uint64_t seq_start) {
-  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
-  if (hook == NULL || hook->lookup == NULL || ft->attr_cache == NULL || path[0] == 0 || attr_hidden_name(path)) return TSCRYPTFS_HOOK_PASS;
+  struct tscryptfs_fast_path *hook = path_hook(ft, path);
+  if (hook == NULL || hook->lookup == NULL) return TSCRYPTFS_HOOK_PASS;
   char cpath[ATTR_CPATH_MAX];
   int cpath_long = 0;
   int res = hook->lookup(hook->ctx, path, &(ft->dirs_gen), stat, cpath, sizeof(cpath), &cpath_long);
@@ -2249,15 +2256,14 @@ static int fuse_native_fgetattr_fast (const char *path, struct stat *stat, struc
   return fuse_native_fgetattr(path, stat, info);
 }
 
-// OPEN through the read hook's `open` when it has one and the cache
-// is on (not with -sharedstorage), except for libfuse's hidden names (JS
-// serves those from open handles): a file opened for reading gets a handle
-// of the hook's (0x80000000 and up) with no trip to JS. JS adopts such a
+// OPEN through the read hook's `open` when it has one (path_hook): a file
+// opened for reading gets a handle of the hook's (0x80000000 and up) with
+// no trip to JS. JS adopts such a
 // handle when a request for it reaches JS after all.
 static int fuse_native_open_fast (const char *path, struct fuse_file_info *info) {
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
-  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
-  if (hook != NULL && hook->open != NULL && info != NULL && ft->attr_cache != NULL && path != NULL && path[0] != 0 && !attr_hidden_name(path)) {
+  struct tscryptfs_fast_path *hook = path_hook(ft, path);
+  if (hook != NULL && hook->open != NULL && info != NULL) {
     uint64_t fh = 0;
     int res = hook->open(hook->ctx, path, info->flags, &(ft->dirs_gen), &fh);
     if (res == 0) {
@@ -2370,13 +2376,11 @@ NAPI_METHOD(fuse_native_attr_gen) {
   return r;
 }
 
-// True when the fast path's `no_xattrs` finds that `path` has no extended
-// attributes (for attribute `name`; NULL: a list), when it has that hook and
-// the cache is on (not with -sharedstorage), except for libfuse's hidden
-// names (JS serves those from open handles).
+// True when the fast path's `no_xattrs` (path_hook) finds that `path` has
+// no extended attributes (for attribute `name`; NULL: a list).
 static int fuse_native_no_xattrs (fuse_thread_t *ft, const char *path, const char *name) {
-  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
-  if (hook == NULL || hook->no_xattrs == NULL || ft->attr_cache == NULL || path == NULL || path[0] == 0 || attr_hidden_name(path)) return 0;
+  struct tscryptfs_fast_path *hook = path_hook(ft, path);
+  if (hook == NULL || hook->no_xattrs == NULL) return 0;
   return hook->no_xattrs(hook->ctx, path, name, &(ft->dirs_gen)) == -ENODATA;
 }
 
