@@ -489,14 +489,16 @@ run_timed() {
 	fi
 }
 
-# dd_rate LOG: MB/s from dd's summary line (bytes / seconds, both from dd).
+# dd_rate LOG [BYTES]: MB/s from dd's summary line (bytes / seconds, both
+# from dd), in RATE; fails unless dd copied BYTES (default 262144000, the
+# WRITE and READ phases').
 dd_rate() {
-	local line bytes secs
+	local line bytes secs want=${2:-262144000}
 	line=$(grep ' copied, ' "$1" | tail -n 1)
 	bytes=$(sed -n 's/^\([0-9]*\) bytes .*/\1/p' <<<"$line")
 	secs=$(sed -n 's/.* copied, \([0-9.e+-]*\) s, .*/\1/p' <<<"$line")
-	if [[ $bytes != 262144000 || -z $secs ]]; then
-		FAILMSG="dd did not copy 262144000 bytes: $line"
+	if [[ $bytes != "$want" || -z $secs ]]; then
+		FAILMSG="dd did not copy $want bytes: $line"
 		return 1
 	fi
 	RATE=$(awk -v b="$bytes" -v s="$secs" 'BEGIN { if (s <= 0) exit 1; printf "%.1f", b / s / 1e6 }') || {

@@ -1,7 +1,7 @@
 # benchmark.bash -scale: how each candidate's costs grow with the size of
 # the work. Sourced by benchmark.bash after its setup (candidates, WORK,
-# STAGE, LOGDIR, mount_candidate, unmount_active, drop_caches, run_timed);
-# ends the script. The parts and sizes are in benchmark.bash's usage.
+# STAGE, LOGDIR, mount_candidate, unmount_active, drop_caches, run_timed,
+# dd_rate); ends the script. The parts and sizes are in benchmark.bash's usage.
 
 SCALE_LOAD=$STAGE/scale-load.py
 if [[ $SCALE_SMALL -eq 1 ]]; then
@@ -95,24 +95,16 @@ scale_dir() {
 	done
 }
 
-# dd_mbs LOG BYTES: MB/s from dd's summary line; fails unless BYTES were copied.
-dd_mbs() {
-	local line
-	line=$(grep ' copied, ' "$1" | tail -n 1)
-	[[ ${line%% *} == "$2" ]] || { FAILMSG="dd did not copy $2 bytes: $line"; return 1; }
-	MBS=$(sed -n 's/.* copied, \([0-9.e+-]*\) s, .*/\1/p' <<<"$line" | awk -v b="$2" '{ printf "%.1f", b / $1 / 1e6 }')
-}
-
 scale_file() {
 	local c=$1 mib
 	for mib in "${FILE_MIB[@]}"; do
 		local size=$((mib << 20))
 		fresh "$c" file$mib && drop_caches || return 1
-		run_timed "$LOGDIR/scale-dd.log" dd if=/dev/zero of="$MNT/big" bs=1M count="$mib" conv=fsync && dd_mbs "$LOGDIR/scale-dd.log" "$size" || return 1
-		record "$c" "FILE: write (MB/s)" "$size" "$MBS"
+		run_timed "$LOGDIR/scale-dd.log" dd if=/dev/zero of="$MNT/big" bs=1M count="$mib" conv=fsync && dd_rate "$LOGDIR/scale-dd.log" "$size" || return 1
+		record "$c" "FILE: write (MB/s)" "$size" "$RATE"
 		drop_caches
-		run_timed "$LOGDIR/scale-dd.log" dd if="$MNT/big" of=/dev/null bs=1M && dd_mbs "$LOGDIR/scale-dd.log" "$size" || return 1
-		record "$c" "FILE: read (MB/s)" "$size" "$MBS"
+		run_timed "$LOGDIR/scale-dd.log" dd if="$MNT/big" of=/dev/null bs=1M && dd_rate "$LOGDIR/scale-dd.log" "$size" || return 1
+		record "$c" "FILE: read (MB/s)" "$size" "$RATE"
 		drop_caches
 		load randread "$MNT/big" "$TIMED_S" || return 1
 		record "$c" "FILE: random 4K reads (per s)" "$size" "$(calc "$(field per_second)")"
