@@ -42,6 +42,23 @@ static void secure_zero(void *p, size_t n)
     __asm__ __volatile__("" : : "r"(p) : "memory");
 }
 
+/*
+ * Wipes the n bytes of stack just below the caller's frame, where an AEGIS
+ * core called from the same frame kept its spilled vectors: this
+ * function's buffer lies where the core's frame was, its end nearest the
+ * caller. AEGIS_SCRUB(NV) is the bound each instance passes; gcc's
+ * -fstack-usage puts the largest core (VAES AEGIS-128X4 decrypt) at 2272
+ * bytes.
+ */
+#define SCRUB_MAX 2560
+#define AEGIS_SCRUB(nv) ((size_t)512 + (size_t)(nv) * 32 * sizeof(VEC))
+static __attribute__((noinline)) void scrub_stack(size_t n)
+{
+    unsigned char buf[SCRUB_MAX];
+    if (n > sizeof buf) n = sizeof buf;
+    secure_zero(buf + sizeof buf - n, n);
+}
+
 enum variant { V_128L, V_128X2, V_128X4, V_256, V_256X2, V_256X4, V_COUNT };
 
 static const struct {
@@ -76,6 +93,7 @@ static int g_have_vaes = 0;
 #define VBCAST(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
 #define VCTX(first, d) _mm_set_epi32(0, 0, 0, (int)((first) | (((d) - 1) << 8)))
 #define VLEN(a, m) _mm_set_epi64x((long long)(m), (long long)(a))
+#define VFOLD(p, v) VSTORE((p), (v))
 #include "aegis_impl.h"
 AEGIS_INSTANCE(a128l, 128, 1)
 AEGIS_INSTANCE(a128x2, 128, 2)
@@ -95,6 +113,7 @@ AEGIS_INSTANCE(a256x4, 256, 4)
 #undef VBCAST
 #undef VCTX
 #undef VLEN
+#undef VFOLD
 
 /* ---- VAES + AVX2, two lanes per __m256i (X2 and X4 only) ---- */
 #define VEC __m256i
@@ -110,6 +129,7 @@ AEGIS_INSTANCE(a256x4, 256, 4)
 #define VCTX(first, d)                                                                                                \
     _mm256_set_epi32(0, 0, 0, (int)(((first) + 1) | (((d) - 1) << 8)), 0, 0, 0, (int)((first) | (((d) - 1) << 8)))
 #define VLEN(a, m) _mm256_set_epi64x((long long)(m), (long long)(a), (long long)(m), (long long)(a))
+#define VFOLD(p, v) _mm_storeu_si128((__m128i *)(void *)(p), _mm_xor_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256((v), 1)))
 #include "aegis_impl.h"
 AEGIS_INSTANCE(a128x2, 128, 2)
 AEGIS_INSTANCE(a128x4, 128, 4)

@@ -13,10 +13,16 @@
  *   VCTX(first, d)      lanes first..first+VW-1 of the context:
  *                       ctx[i] = Byte(i) || Byte(d-1) || 0^112
  *   VLEN(a, m)          LE64(a) || LE64(m) in every lane
+ *   VFOLD(p, v)         stores the XOR of v's lanes (16 bytes) at p
  *
  * State: V[j * NV + v] is vector v of AES block row j (NV = D / VW
  * vectors per row, lane i = v * VW + (i % VW)); so a rate block's bytes map
  * to lanes in order, as in the draft's Split(M, 128).
+ *
+ * The state stays in registers: nothing takes its address. Each
+ * instance's wrapper wipes the stack the core used once it returns
+ * (scrub_stack, AEGIS_SCRUB bytes), since the state is key-equivalent (an Update can be
+ * undone given its input) and spilled vectors must not stay behind.
  */
 
 #define AEGIS_MAXV 4 /* D = 4 with VW = 1 */
@@ -140,34 +146,33 @@ static inline __attribute__((always_inline)) TARGET void FN(finalize)(VEC *V, ui
     const int NV = D / VW;
     const int B = F == 128 ? 8 : 6;
     const VEC u = VLEN(adlen << 3, mlen << 3);
-    VEC t[AEGIS_MAXV];
-    uint8_t buf[VW * 16];
-    uint8_t acc[32];
-    int i, j, r, b;
+    VEC t[AEGIS_MAXV], lo, hi;
+    int i, j, r;
 
     for (i = 0; i < NV; i++) t[i] = VXOR(V[(F == 128 ? 2 : 3) * NV + i], u);
     for (r = 0; r < 7; r++) {
         if (F == 128) FN(upd128)(V, t, t, NV);
         else FN(upd256)(V, t, NV);
     }
-    memset(acc, 0, sizeof acc);
-    for (i = 0; i < NV; i++) {
-        VEC lo = V[0 * NV + i], hi;
-        if (taglen == 16) {
-            for (j = 1; j < (F == 128 ? 7 : 6); j++) lo = VXOR(lo, V[j * NV + i]);
-            VSTORE(buf, lo);
-            for (b = 0; b < VW * 16; b++) acc[b & 15] ^= buf[b];
-        } else {
-            for (j = 1; j < B / 2; j++) lo = VXOR(lo, V[j * NV + i]);
-            hi = V[(B / 2) * NV + i];
-            for (j = B / 2 + 1; j < B; j++) hi = VXOR(hi, V[j * NV + i]);
-            VSTORE(buf, lo);
-            for (b = 0; b < VW * 16; b++) acc[b & 15] ^= buf[b];
-            VSTORE(buf, hi);
-            for (b = 0; b < VW * 16; b++) acc[16 + (b & 15)] ^= buf[b];
-        }
+    /* The lanes of every vector are combined, so the NV vectors of a row are XORed first. */
+    if (taglen == 16) {
+        lo = V[0];
+        for (i = 1; i < NV; i++) lo = VXOR(lo, V[i]);
+        for (j = 1; j < (F == 128 ? 7 : 6); j++)
+            for (i = 0; i < NV; i++) lo = VXOR(lo, V[j * NV + i]);
+        VFOLD(tag, lo);
+    } else {
+        lo = V[0];
+        for (i = 1; i < NV; i++) lo = VXOR(lo, V[i]);
+        for (j = 1; j < B / 2; j++)
+            for (i = 0; i < NV; i++) lo = VXOR(lo, V[j * NV + i]);
+        hi = V[(B / 2) * NV];
+        for (i = 1; i < NV; i++) hi = VXOR(hi, V[(B / 2) * NV + i]);
+        for (j = B / 2 + 1; j < B; j++)
+            for (i = 0; i < NV; i++) hi = VXOR(hi, V[j * NV + i]);
+        VFOLD(tag, lo);
+        VFOLD(tag + 16, hi);
     }
-    memcpy(tag, acc, taglen);
 }
 
 /* Update(M) with one rate block of message vectors x (x + NV is the second half for AEGIS-128). */
@@ -227,10 +232,6 @@ static inline __attribute__((always_inline)) TARGET void FN(encrypt)(uint8_t *c,
         memcpy(c + i, pad, rest);
     }
     FN(finalize)(V, tag, taglen, adlen, mlen, F, D);
-    /* The state and keystream are key material: do not leave them on the stack. */
-    secure_zero(V, sizeof V);
-    secure_zero(z, sizeof z);
-    secure_zero(pad, sizeof pad);
 }
 
 /* Returns 0 when the tag verifies; otherwise -1 and m is zeroed. */
@@ -272,10 +273,6 @@ static inline __attribute__((always_inline)) TARGET int FN(decrypt)(uint8_t *m, 
     }
     FN(finalize)(V, expected, taglen, adlen, clen, F, D);
     for (i = 0; i < taglen; i++) diff |= (uint8_t)(expected[i] ^ tag[i]);
-    secure_zero(expected, sizeof expected);
-    secure_zero(pad, sizeof pad);
-    secure_zero(V, sizeof V);
-    secure_zero(z, sizeof z);
     if (diff != 0) {
         secure_zero(m, clen);
         return -1;
@@ -283,15 +280,35 @@ static inline __attribute__((always_inline)) TARGET int FN(decrypt)(uint8_t *m, 
     return 0;
 }
 
-/* One non-inline function per variant, so each gets its own fully unrolled code. */
+/*
+ * One non-inline core per variant and direction, so each gets its own fully
+ * unrolled code; the exported wrapper wipes the stack the core used.
+ */
 #define AEGIS_INSTANCE(NAME, F, D)                                                                                    \
-    static TARGET void FN(NAME##_enc)(uint8_t * c, uint8_t * tag, size_t taglen, const uint8_t *m, size_t mlen,       \
-                                      const uint8_t *ad, size_t adlen, const uint8_t *npub, const uint8_t *k)         \
+    static __attribute__((noinline)) TARGET void FN(NAME##_enc_core)(uint8_t * c, uint8_t * tag, size_t taglen,     \
+                                                                     const uint8_t *m, size_t mlen, const uint8_t *ad, \
+                                                                     size_t adlen, const uint8_t *npub,                \
+                                                                     const uint8_t *k)                                 \
     {                                                                                                                 \
         FN(encrypt)(c, tag, taglen, m, mlen, ad, adlen, npub, k, F, D);                                               \
     }                                                                                                                 \
-    static TARGET int FN(NAME##_dec)(uint8_t * m, const uint8_t *c, size_t clen, const uint8_t *tag, size_t taglen,   \
-                                     const uint8_t *ad, size_t adlen, const uint8_t *npub, const uint8_t *k)          \
+    static __attribute__((noinline)) TARGET int FN(NAME##_dec_core)(uint8_t * m, const uint8_t *c, size_t clen,      \
+                                                                    const uint8_t *tag, size_t taglen,                \
+                                                                    const uint8_t *ad, size_t adlen,                  \
+                                                                    const uint8_t *npub, const uint8_t *k)            \
     {                                                                                                                 \
         return FN(decrypt)(m, c, clen, tag, taglen, ad, adlen, npub, k, F, D);                                        \
+    }                                                                                                                 \
+    static void FN(NAME##_enc)(uint8_t * c, uint8_t * tag, size_t taglen, const uint8_t *m, size_t mlen,              \
+                               const uint8_t *ad, size_t adlen, const uint8_t *npub, const uint8_t *k)                \
+    {                                                                                                                 \
+        FN(NAME##_enc_core)(c, tag, taglen, m, mlen, ad, adlen, npub, k);                                             \
+        scrub_stack(AEGIS_SCRUB(D / VW));                                                                                                \
+    }                                                                                                                 \
+    static int FN(NAME##_dec)(uint8_t * m, const uint8_t *c, size_t clen, const uint8_t *tag, size_t taglen,          \
+                              const uint8_t *ad, size_t adlen, const uint8_t *npub, const uint8_t *k)                 \
+    {                                                                                                                 \
+        const int r = FN(NAME##_dec_core)(m, c, clen, tag, taglen, ad, adlen, npub, k);                               \
+        scrub_stack(AEGIS_SCRUB(D / VW));                                                                                                \
+        return r;                                                                                                     \
     }
