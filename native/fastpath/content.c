@@ -3,6 +3,7 @@
 #include "content.h"
 #include <errno.h>
 #include <openssl/crypto.h>
+#include <openssl/rand.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,18 @@ int content_sealing(const struct content_key *k, struct content_thread *t)
         t->egen = 0;
     }
     return t->ectx != NULL;
+}
+
+int content_nonce(struct content_thread *t, uint8_t *dst, size_t n)
+{
+    if (n > sizeof t->nonces) return 0;
+    if (t->nonces_left < n) {
+        if (RAND_bytes(t->nonces, (int)sizeof t->nonces) != 1) return 0;
+        t->nonces_left = sizeof t->nonces;
+    }
+    memcpy(dst, t->nonces + (sizeof t->nonces - t->nonces_left), n);
+    t->nonces_left -= n;
+    return 1;
 }
 
 int content_grow(uint8_t **buf, size_t *cap, size_t need)

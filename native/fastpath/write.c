@@ -111,7 +111,7 @@ static int write_held(struct fast_path *p, int fd, const uint8_t *data, size_t l
         const uint64_t bstart = b * BLOCK;
         const size_t plen = end - bstart < BLOCK ? (size_t)(end - bstart) : BLOCK;
         uint8_t *nonce = out + o, *sealed = nonce + k->nonce, *tag = sealed + plen;
-        if (RAND_bytes(nonce, (int)k->nonce) != 1) return TSCRYPTFS_HOOK_PASS;
+        if (!content_nonce(t, nonce, k->nonce)) return TSCRYPTFS_HOOK_PASS;
         content_block_aad(aad, b, id);
         if (!content_seal_block(k, t, nonce, aad, t->plain + (bstart - start), plen, sealed, tag)) return TSCRYPTFS_HOOK_PASS;
         o += k->nonce + plen + AEAD_TAG;
