@@ -8,11 +8,10 @@
  * be moved within or between files without failing authentication.
  *
  * When the AEAD has the batch calls (AEGIS), runs of blocks are sealed and
- * opened in one call (one CSPRNG draw for all nonces, one native call for a
+ * opened in one call (nonces cut from one pool, one native call for a
  * whole FUSE request); the bytes are the same as block by block.
  */
-import { randomFillSync } from 'node:crypto';
-import { randomBytes, type Aead } from '../crypto/index.js';
+import { randomNonces, type Aead } from '../crypto/index.js';
 import { BLOCK_SIZE, layout, type Layout } from './layout.js';
 
 export class BlockError extends Error {
@@ -51,7 +50,7 @@ export class ContentCipher {
 
   /** Encrypts one plaintext block (1..4096 bytes) with a fresh nonce. */
   sealBlock(n: number, fileId: Uint8Array, plain: Uint8Array): Buffer {
-    const nonce = randomBytes(this.nonceSize);
+    const nonce = randomNonces(this.nonceSize);
     return Buffer.concat([nonce, this.aead.seal(nonce, plain, this.blockAad(n, fileId))]);
   }
 
@@ -91,12 +90,12 @@ export class ContentCipher {
 
   /**
    * Seals consecutive plaintext blocks starting at block `first` into one
-   * buffer: one CSPRNG draw for every nonce, one output allocation, and one
+   * buffer: nonces from the pool, one output allocation, and one
    * AEAD call for the whole run when the AEAD has a batch call (AEGIS).
    */
   sealBlocks(first: number, fileId: Uint8Array, plain: Uint8Array, into?: Buffer): Buffer {
     const count = Math.ceil(plain.length / BLOCK_SIZE);
-    const nonces = randomFillSync(Buffer.allocUnsafe(count * this.nonceSize));
+    const nonces = randomNonces(count * this.nonceSize);
     const aads = this.blockAads(first, count, fileId);
     // Every byte of `out` is written (nonce, ciphertext, tag), so it need not be zeroed first.
     const sealedLen = plain.length + count * this.layout.overhead;
@@ -173,7 +172,7 @@ export class ContentCipher {
   /** One AEAD message with AAD BE64(0): symlink targets and xattr values. Empty stays empty. */
   sealMessage(plain: Uint8Array): Buffer {
     if (plain.length === 0) return Buffer.alloc(0);
-    const nonce = randomBytes(this.nonceSize);
+    const nonce = randomNonces(this.nonceSize);
     return Buffer.concat([nonce, this.aead.seal(nonce, plain, ZERO_AAD)]);
   }
 

@@ -41,6 +41,6 @@ export { AES_BLOCK, type AesBlockCipher } from './aes-block.js';
 export { createAesBlockCipher } from './aes-block-factory.js';
 export { dblBigEndian, dblLittleEndian } from './gf128.js';
 export { constantTimeEqual } from './constant-time.js';
-export { randomBytes } from './random.js';
+export { randomBytes, randomNonces } from './random.js';
 export { invalidArgument, type InvalidArgumentError } from './errors.js';
 export { measureSealThroughput, type SpeedOptions } from './speed.js';

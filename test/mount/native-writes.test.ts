@@ -105,6 +105,19 @@ for (const [cipher, flags] of [['AES-GCM', []], ['XChaCha20-Poly1305', ['-xchach
       // To JS: each write past the end (${gaps}), and a write merging into a hole those left (an all-zero block).
       assert.ok((calls['write'] ?? 0) >= gaps && (calls['write'] ?? 0) <= 2 * gaps, `writes past the end (${gaps}) and into holes went to JS: ${JSON.stringify(calls)}`);
     }
+    // Every sealed block's nonce is its own (the native path cuts them from a per-thread pool); holes are all zero.
+    const sealed = await fsp.readFile(await cipherPathOf(cipherdir, 'f'));
+    const nonceLen = cipher === 'AES-GCM' ? 16 : 32;
+    const nonces = new Set<string>();
+    let blocks = 0;
+    for (let o = 18; o < sealed.length; o += 4096 + nonceLen + 16) {
+      const nonce = sealed.subarray(o, o + nonceLen);
+      if (nonce.every((x) => x === 0)) continue;
+      nonces.add(nonce.toString('hex'));
+      blocks++;
+    }
+    assert.ok(blocks > 100, `the file has ${blocks} sealed blocks`);
+    assert.equal(nonces.size, blocks, 'two blocks of the file share a nonce');
     const readBack = async (g: string): Promise<void> => {
       const [same] = await py<[boolean, number, number]>(SAME_FILES, [join(g, 'f'), ref]);
       assert.ok(same, 'the other implementation reads other bytes than were written');
