@@ -21,8 +21,8 @@
  *
  * The state stays in registers: nothing takes its address. Each
  * instance's wrapper wipes the stack the core used once it returns
- * (scrub_stack, AEGIS_SCRUB bytes), since the state is key-equivalent (an Update can be
- * undone given its input) and spilled vectors must not stay behind.
+ * (scrub_stack, AEGIS_SCRUB bytes): the state is key-equivalent (an
+ * Update can be undone given its input), so no spilled vector may stay.
  */
 
 #define AEGIS_MAXV 4 /* D = 4 with VW = 1 */
@@ -303,12 +303,12 @@ static inline __attribute__((always_inline)) TARGET int FN(decrypt)(uint8_t *m, 
                                const uint8_t *ad, size_t adlen, const uint8_t *npub, const uint8_t *k)                \
     {                                                                                                                 \
         FN(NAME##_enc_core)(c, tag, taglen, m, mlen, ad, adlen, npub, k);                                             \
-        scrub_stack(AEGIS_SCRUB(D / VW));                                                                                                \
+        scrub_stack(AEGIS_SCRUB(D / VW));                                                                             \
     }                                                                                                                 \
     static int FN(NAME##_dec)(uint8_t * m, const uint8_t *c, size_t clen, const uint8_t *tag, size_t taglen,          \
                               const uint8_t *ad, size_t adlen, const uint8_t *npub, const uint8_t *k)                 \
     {                                                                                                                 \
         const int r = FN(NAME##_dec_core)(m, c, clen, tag, taglen, ad, adlen, npub, k);                               \
-        scrub_stack(AEGIS_SCRUB(D / VW));                                                                                                \
+        scrub_stack(AEGIS_SCRUB(D / VW));                                                                             \
         return r;                                                                                                     \
     }
