@@ -46,7 +46,8 @@ static void secure_zero(void *p, size_t n)
  * Wipes the n bytes of stack just below the caller's frame, where an AEGIS
  * core called from the same frame kept its spilled vectors: this
  * function's buffer lies where the core's frame was, its end nearest the
- * caller. AEGIS_SCRUB(NV) is the bound each instance passes; gcc's
+ * caller. AEGIS_SCRUB(NV) is the bound each instance's per-block wrapper
+ * passes; the batch calls run the cores and wipe SCRUB_MAX once. gcc's
  * -fstack-usage puts the largest core (VAES AEGIS-128X4 decrypt) at 2272
  * bytes.
  */
@@ -69,8 +70,9 @@ static const struct {
 typedef tscryptfs_aegis_enc_fn enc_fn;
 typedef tscryptfs_aegis_dec_fn dec_fn;
 
-static enc_fn g_enc[V_COUNT];
-static dec_fn g_dec[V_COUNT];
+/* Per block, wiping the stack after each (the export, seal, open); the cores without the wipe (the batch calls, which wipe once). */
+static enc_fn g_enc[V_COUNT], g_enc_core[V_COUNT];
+static dec_fn g_dec[V_COUNT], g_dec_core[V_COUNT];
 static const char *g_impl = "none";
 static int g_have_aesni = 0;
 static int g_have_vaes = 0;
@@ -160,25 +162,29 @@ static void detect_cpu(void)
     }
 }
 
+#define USE(v, impl, name)                                                                                            \
+    (g_enc[v] = impl##_##name##_enc, g_dec[v] = impl##_##name##_dec, g_enc_core[v] = impl##_##name##_enc_core,          \
+     g_dec_core[v] = impl##_##name##_dec_core)
+
 static int select_impl(const char *name)
 {
     if (!g_have_aesni) return 0;
     if (strcmp(name, "aesni") == 0) {
-        g_enc[V_128L] = aesni_a128l_enc, g_dec[V_128L] = aesni_a128l_dec;
-        g_enc[V_128X2] = aesni_a128x2_enc, g_dec[V_128X2] = aesni_a128x2_dec;
-        g_enc[V_128X4] = aesni_a128x4_enc, g_dec[V_128X4] = aesni_a128x4_dec;
-        g_enc[V_256] = aesni_a256_enc, g_dec[V_256] = aesni_a256_dec;
-        g_enc[V_256X2] = aesni_a256x2_enc, g_dec[V_256X2] = aesni_a256x2_dec;
-        g_enc[V_256X4] = aesni_a256x4_enc, g_dec[V_256X4] = aesni_a256x4_dec;
+        USE(V_128L, aesni, a128l);
+        USE(V_128X2, aesni, a128x2);
+        USE(V_128X4, aesni, a128x4);
+        USE(V_256, aesni, a256);
+        USE(V_256X2, aesni, a256x2);
+        USE(V_256X4, aesni, a256x4);
         g_impl = "aesni";
         return 1;
     }
     if (strcmp(name, "vaes-avx2") == 0 && g_have_vaes) {
         select_impl("aesni"); /* AEGIS-128L and AEGIS-256 have one lane: AES-NI */
-        g_enc[V_128X2] = vaes_a128x2_enc, g_dec[V_128X2] = vaes_a128x2_dec;
-        g_enc[V_128X4] = vaes_a128x4_enc, g_dec[V_128X4] = vaes_a128x4_dec;
-        g_enc[V_256X2] = vaes_a256x2_enc, g_dec[V_256X2] = vaes_a256x2_dec;
-        g_enc[V_256X4] = vaes_a256x4_enc, g_dec[V_256X4] = vaes_a256x4_dec;
+        USE(V_128X2, vaes, a128x2);
+        USE(V_128X4, vaes, a128x4);
+        USE(V_256X2, vaes, a256x2);
+        USE(V_256X4, vaes, a256x4);
         g_impl = "vaes-avx2";
         return 1;
     }
@@ -212,10 +218,9 @@ static napi_value throw_inval(napi_env env, const char *msg)
 /* A Uint8Array (Buffer included) argument: data pointer and length. */
 static int get_bytes(napi_env env, napi_value v, uint8_t **data, size_t *len)
 {
-    bool is_ta = false;
     napi_typedarray_type type;
     void *p = NULL;
-    if (napi_is_typedarray(env, v, &is_ta) != napi_ok || !is_ta) return 0;
+    /* napi_invalid_arg for anything but a typed array */
     if (napi_get_typedarray_info(env, v, &type, len, &p, NULL, NULL) != napi_ok) return 0;
     if (type != napi_uint8_array) return 0;
     *data = (uint8_t *)p;
@@ -374,9 +379,10 @@ static napi_value js_seal_blocks(napi_env env, napi_callback_info info)
         const size_t off = k * bs;
         const size_t len = ptlen - off < bs ? ptlen - off : bs;
         memcpy(out + o, nonces + k * ns, ns);
-        g_enc[v](out + o + ns, out + o + ns + len, 16, pt + off, len, aads + k * aadlen, aadlen, nonces + k * ns, key);
+        g_enc_core[v](out + o + ns, out + o + ns + len, 16, pt + off, len, aads + k * aadlen, aadlen, nonces + k * ns, key);
         o += ns + len + 16;
     }
+    scrub_stack(SCRUB_MAX);
     return NULL;
 }
 
@@ -409,13 +415,14 @@ static napi_value js_open_blocks(napi_env env, napi_callback_info info)
         const uint8_t *blk = sealed + k * cbs;
         const size_t blen = k + 1 < nb ? cbs : last;
         const size_t len = blen - ns - 16;
-        if (g_dec[v](out + k * (cbs - ns - 16), blk + ns, len, blk + ns + len, 16, aads + k * aadlen, aadlen, blk, key) !=
-            0) {
+        if (g_dec_core[v](out + k * (cbs - ns - 16), blk + ns, len, blk + ns + len, 16, aads + k * aadlen, aadlen, blk,
+                          key) != 0) {
             bad = (int64_t)k;
             secure_zero(out, outlen);
             break;
         }
     }
+    scrub_stack(SCRUB_MAX);
     CHECK_NAPI(napi_create_int64(env, bad, &r));
     return r;
 }
