@@ -53,7 +53,7 @@ static void secure_zero(void *p, size_t n)
  */
 #define SCRUB_MAX 2560
 #define AEGIS_SCRUB(nv) ((size_t)512 + (size_t)(nv) * 32 * sizeof(VEC))
-static __attribute__((noinline)) void scrub_stack(size_t n)
+static __attribute__((noinline, unused)) void scrub_stack(size_t n)
 {
     unsigned char buf[SCRUB_MAX];
     if (n > sizeof buf) n = sizeof buf;

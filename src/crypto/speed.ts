@@ -66,7 +66,7 @@ function measureBatched(sealBlocks: SealBlocks, ns: number, blockSize: number, b
   const plaintext = new Uint8Array(blockSize * batch);
   const aads = new Uint8Array(24 * batch);
   const out = new Uint8Array(plaintext.length + batch * (ns + 16));
-  // A warm-up as long as the run: the first 0.3-0.5 s of a process seal 10-15 % slower (native AEGIS, this machine).
+  // A warm-up as long as the run: the first 0.3-0.5 s of a process seal 10-15 % slower (native AEGIS on an AMD EPYC).
   const warm = performance.now() + durationMs;
   do sealBlocks(randomNonces(ns * batch), plaintext, aads, blockSize, out);
   while (performance.now() < warm);
