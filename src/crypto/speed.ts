@@ -3,16 +3,16 @@
  * (Documentation/format.md §12.2):
  * encrypt 4096-byte blocks with a 24-byte AAD, report MB/s (10^6 bytes/s).
  *
- * Each block gets its own random nonce and AAD, as on disk. When the AEAD
+ * Each block gets its own random nonce (from the pool the mount's come
+ * from, randomNonces) and AAD, as on disk. When the AEAD
  * has a batch call (`sealBlocks`), blocks are sealed the way the mount
  * seals them: a run of `batch` blocks per call (32 = one 128 KiB FUSE
- * write), its nonces cut from the pool the mount's come from
- * (randomNonces).
+ * write).
  */
 import { performance } from 'node:perf_hooks';
 import type { Aead } from './aead.js';
 import { invalidArgument } from './errors.js';
-import { randomBytes, randomNonces } from './random.js';
+import { randomNonces } from './random.js';
 
 export interface SpeedOptions {
   /** Plaintext bytes per seal; default 4096. */
@@ -22,9 +22,6 @@ export interface SpeedOptions {
   /** Blocks per sealBlocks call when the AEAD has one; default 32; 1 seals block by block with `seal`. */
   batch?: number;
 }
-
-/** Nonces are drawn from the CSPRNG this many at a time. */
-const NONCE_BATCH = 256;
 
 /**
  * Seals blocks for about `durationMs` with a fresh random nonce each time
@@ -41,17 +38,14 @@ export function measureSealThroughput(aead: Pick<Aead, 'nonceSize' | 'seal' | 's
   const plaintext = new Uint8Array(blockSize);
   const aad = new Uint8Array(24);
   const ns = aead.nonceSize;
-  let nonces = randomBytes(ns * NONCE_BATCH);
   // Warm-up so the JIT and lazily created cipher objects are not timed.
-  for (let i = 0; i < 8; i++) aead.seal(nonces.subarray(0, ns), plaintext, aad);
+  for (let i = 0; i < 8; i++) aead.seal(randomNonces(ns), plaintext, aad);
 
   let sealed = 0;
   const start = performance.now();
   let now = start;
   do {
-    const k = sealed % NONCE_BATCH;
-    if (k === 0 && sealed > 0) nonces = randomBytes(ns * NONCE_BATCH);
-    aead.seal(nonces.subarray(k * ns, (k + 1) * ns), plaintext, aad);
+    aead.seal(randomNonces(ns), plaintext, aad);
     sealed++;
     now = performance.now();
   } while (now - start < durationMs);
