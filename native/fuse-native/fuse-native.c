@@ -2219,9 +2219,9 @@ static struct tscryptfs_fast_path *path_hook (fuse_thread_t *ft, const char *pat
 }
 
 // native lookup. A GETATTR the cache cannot answer goes to the read
-// hook's `lookup` first, when it has one (path_hook). What it finds is kept as a getattr's result is, with the
-// cipher path, for a native unlink (attr_put_listed). Returns its answer,
-// or TSCRYPTFS_HOOK_PASS.
+// hook's `lookup` first, when it has one (path_hook). What it finds is
+// kept as a getattr's result is, with the cipher path, for a native unlink
+// (attr_put_listed). Returns its answer, or TSCRYPTFS_HOOK_PASS.
 static int fuse_native_lookup_native (fuse_thread_t *ft, const char *path, struct stat *stat, uint64_t seq_start) {
   struct tscryptfs_fast_path *hook = path_hook(ft, path);
   if (hook == NULL || hook->lookup == NULL) return TSCRYPTFS_HOOK_PASS;
@@ -2258,8 +2258,8 @@ static int fuse_native_fgetattr_fast (const char *path, struct stat *stat, struc
 
 // OPEN through the read hook's `open` when it has one (path_hook): a file
 // opened for reading gets a handle of the hook's (0x80000000 and up) with
-// no trip to JS. JS adopts such a
-// handle when a request for it reaches JS after all.
+// no trip to JS. JS adopts such a handle when a request for it reaches JS
+// after all.
 static int fuse_native_open_fast (const char *path, struct fuse_file_info *info) {
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
   struct tscryptfs_fast_path *hook = path_hook(ft, path);
