@@ -46,16 +46,13 @@ static void secure_zero(void *p, size_t n)
  * Wipes the n bytes of stack just below the caller's frame, where an AEGIS
  * core called from the same frame kept its spilled vectors: this
  * function's buffer lies where the core's frame was, its end nearest the
- * caller. AEGIS_SCRUB(NV) is the bound each instance's per-block wrapper
- * passes; the batch calls run the cores and wipe SCRUB_MAX once. gcc's
- * -fstack-usage puts the largest core (VAES AEGIS-128X4 decrypt) at 2272
- * bytes.
+ * caller. Every caller of the cores calls it once after its blocks, with
+ * TSCRYPTFS_AEGIS_WIPE_BYTES (aegis_export.h); gcc's -fstack-usage puts the
+ * largest core (VAES AEGIS-128X4 decrypt) at 2272 bytes.
  */
-#define SCRUB_MAX 2560
-#define AEGIS_SCRUB(nv) ((size_t)512 + (size_t)(nv) * 32 * sizeof(VEC))
 static __attribute__((noinline, unused)) void scrub_stack(size_t n)
 {
-    unsigned char buf[SCRUB_MAX];
+    unsigned char buf[TSCRYPTFS_AEGIS_WIPE_BYTES];
     if (n > sizeof buf) n = sizeof buf;
     secure_zero(buf + sizeof buf - n, n);
 }
@@ -70,9 +67,8 @@ static const struct {
 typedef tscryptfs_aegis_enc_fn enc_fn;
 typedef tscryptfs_aegis_dec_fn dec_fn;
 
-/* Per block, wiping the stack after each (the export, seal, open); the cores without the wipe (the batch calls, which wipe once). */
-static enc_fn g_enc[V_COUNT], g_enc_core[V_COUNT];
-static dec_fn g_dec[V_COUNT], g_dec_core[V_COUNT];
+static enc_fn g_enc[V_COUNT];
+static dec_fn g_dec[V_COUNT];
 static const char *g_impl = "none";
 static int g_have_aesni = 0;
 static int g_have_vaes = 0;
@@ -162,9 +158,7 @@ static void detect_cpu(void)
     }
 }
 
-#define USE(v, impl, name)                                                                                            \
-    (g_enc[v] = impl##_##name##_enc, g_dec[v] = impl##_##name##_dec, g_enc_core[v] = impl##_##name##_enc_core,          \
-     g_dec_core[v] = impl##_##name##_dec_core)
+#define USE(v, impl, name) (g_enc[v] = impl##_##name##_enc, g_dec[v] = impl##_##name##_dec)
 
 static int select_impl(const char *name)
 {
@@ -330,6 +324,7 @@ static napi_value js_seal(napi_env env, napi_callback_info info)
         return throw_inval(env, "seal: out must be msg.length + 16 or + 32 bytes");
     if (!require_impl(env)) return NULL;
     g_enc[v](out, out + mlen, taglen, msg, mlen, ad, adlen, nonce, key);
+    scrub_stack(TSCRYPTFS_AEGIS_WIPE_BYTES);
     return NULL;
 }
 
@@ -351,7 +346,9 @@ static napi_value js_open(napi_env env, napi_callback_info info)
     if (slen < outlen || ((taglen = slen - outlen) != 16 && taglen != 32))
         return throw_inval(env, "open: sealed must be out.length + 16 or + 32 bytes");
     if (!require_impl(env)) return NULL;
-    return make_bool(env, g_dec[v](out, sealed, outlen, sealed + outlen, taglen, ad, adlen, nonce, key) == 0);
+    const int ok = g_dec[v](out, sealed, outlen, sealed + outlen, taglen, ad, adlen, nonce, key) == 0;
+    scrub_stack(TSCRYPTFS_AEGIS_WIPE_BYTES);
+    return make_bool(env, ok);
 }
 
 /* sealBlocks(variant, key, nonces, pt, blockSize, aads, aadLen, out) */
@@ -379,10 +376,10 @@ static napi_value js_seal_blocks(napi_env env, napi_callback_info info)
         const size_t off = k * bs;
         const size_t len = ptlen - off < bs ? ptlen - off : bs;
         memcpy(out + o, nonces + k * ns, ns);
-        g_enc_core[v](out + o + ns, out + o + ns + len, 16, pt + off, len, aads + k * aadlen, aadlen, nonces + k * ns, key);
+        g_enc[v](out + o + ns, out + o + ns + len, 16, pt + off, len, aads + k * aadlen, aadlen, nonces + k * ns, key);
         o += ns + len + 16;
     }
-    scrub_stack(SCRUB_MAX);
+    scrub_stack(TSCRYPTFS_AEGIS_WIPE_BYTES);
     return NULL;
 }
 
@@ -415,14 +412,14 @@ static napi_value js_open_blocks(napi_env env, napi_callback_info info)
         const uint8_t *blk = sealed + k * cbs;
         const size_t blen = k + 1 < nb ? cbs : last;
         const size_t len = blen - ns - 16;
-        if (g_dec_core[v](out + k * (cbs - ns - 16), blk + ns, len, blk + ns + len, 16, aads + k * aadlen, aadlen, blk,
-                          key) != 0) {
+        if (g_dec[v](out + k * (cbs - ns - 16), blk + ns, len, blk + ns + len, 16, aads + k * aadlen, aadlen, blk, key) !=
+            0) {
             bad = (int64_t)k;
             secure_zero(out, outlen);
             break;
         }
     }
-    scrub_stack(SCRUB_MAX);
+    scrub_stack(TSCRYPTFS_AEGIS_WIPE_BYTES);
     CHECK_NAPI(napi_create_int64(env, bad, &r));
     return r;
 }
@@ -450,6 +447,7 @@ static napi_value js_decrypt_handle(napi_env env, napi_callback_info info)
     x->variant = v;
     x->dec = g_dec[v];
     x->enc = g_enc[v];
+    x->wipe = scrub_stack;
     if (napi_create_external(env, x, free_export, NULL, &ext) != napi_ok) {
         free(x);
         return NULL;

@@ -19,10 +19,10 @@
  * vectors per row, lane i = v * VW + (i % VW)); so a rate block's bytes map
  * to lanes in order, as in the draft's Split(M, 128).
  *
- * The state stays in registers: nothing takes its address. Each
- * instance's wrapper wipes the stack the core used once it returns
- * (scrub_stack, AEGIS_SCRUB bytes): the state is key-equivalent (an
- * Update can be undone given its input), so no spilled vector may stay.
+ * The state stays in registers: nothing takes its address. The callers
+ * wipe the stack the cores used once their blocks are done (scrub_stack,
+ * aegis_export.h): the state is key-equivalent (an Update can be undone
+ * given its input), so no spilled vector may stay.
  */
 
 #define AEGIS_MAXV 4 /* D = 4 with VW = 1 */
@@ -282,33 +282,18 @@ static inline __attribute__((always_inline)) TARGET int FN(decrypt)(uint8_t *m, 
 
 /*
  * One non-inline core per variant and direction, so each gets its own fully
- * unrolled code; the exported wrapper wipes the stack the core used.
+ * unrolled code; its callers wipe the stack it used (scrub_stack).
  */
 #define AEGIS_INSTANCE(NAME, F, D)                                                                                    \
-    static __attribute__((noinline)) TARGET void FN(NAME##_enc_core)(uint8_t * c, uint8_t * tag, size_t taglen,     \
-                                                                     const uint8_t *m, size_t mlen, const uint8_t *ad, \
-                                                                     size_t adlen, const uint8_t *npub,                \
-                                                                     const uint8_t *k)                                 \
+    static __attribute__((noinline)) TARGET void FN(NAME##_enc)(uint8_t * c, uint8_t * tag, size_t taglen,          \
+                                                                const uint8_t *m, size_t mlen, const uint8_t *ad,      \
+                                                                size_t adlen, const uint8_t *npub, const uint8_t *k)   \
     {                                                                                                                 \
         FN(encrypt)(c, tag, taglen, m, mlen, ad, adlen, npub, k, F, D);                                               \
     }                                                                                                                 \
-    static __attribute__((noinline)) TARGET int FN(NAME##_dec_core)(uint8_t * m, const uint8_t *c, size_t clen,      \
-                                                                    const uint8_t *tag, size_t taglen,                \
-                                                                    const uint8_t *ad, size_t adlen,                  \
-                                                                    const uint8_t *npub, const uint8_t *k)            \
+    static __attribute__((noinline)) TARGET int FN(NAME##_dec)(uint8_t * m, const uint8_t *c, size_t clen,           \
+                                                               const uint8_t *tag, size_t taglen, const uint8_t *ad,   \
+                                                               size_t adlen, const uint8_t *npub, const uint8_t *k)    \
     {                                                                                                                 \
         return FN(decrypt)(m, c, clen, tag, taglen, ad, adlen, npub, k, F, D);                                        \
-    }                                                                                                                 \
-    static void FN(NAME##_enc)(uint8_t * c, uint8_t * tag, size_t taglen, const uint8_t *m, size_t mlen,              \
-                               const uint8_t *ad, size_t adlen, const uint8_t *npub, const uint8_t *k)                \
-    {                                                                                                                 \
-        FN(NAME##_enc_core)(c, tag, taglen, m, mlen, ad, adlen, npub, k);                                             \
-        scrub_stack(AEGIS_SCRUB(D / VW));                                                                             \
-    }                                                                                                                 \
-    static int FN(NAME##_dec)(uint8_t * m, const uint8_t *c, size_t clen, const uint8_t *tag, size_t taglen,          \
-                              const uint8_t *ad, size_t adlen, const uint8_t *npub, const uint8_t *k)                 \
-    {                                                                                                                 \
-        const int r = FN(NAME##_dec_core)(m, c, clen, tag, taglen, ad, adlen, npub, k);                               \
-        scrub_stack(AEGIS_SCRUB(D / VW));                                                                             \
-        return r;                                                                                                     \
     }

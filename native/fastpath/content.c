@@ -37,9 +37,15 @@ void content_key_init(struct content_key *k, int cipher, const uint8_t *key, con
     k->gen = __atomic_fetch_add(&next_gen, 1, __ATOMIC_RELAXED);
     k->aegis_dec = aegis ? aegis->dec : NULL;
     k->aegis_enc = aegis ? aegis->enc : NULL;
+    k->aegis_wipe = aegis ? aegis->wipe : NULL;
 }
 
 void content_key_free(struct content_key *k) { OPENSSL_cleanse(k->key, sizeof k->key); }
+
+void content_wipe(const struct content_key *k)
+{
+    if (k->aegis_wipe) k->aegis_wipe(TSCRYPTFS_AEGIS_WIPE_BYTES);
+}
 
 struct content_thread *content_thread(const struct content_key *k, size_t need)
 {

@@ -32,12 +32,19 @@ struct content_key {
     uint64_t gen;
     tscryptfs_aegis_dec_fn aegis_dec; /* CONTENT_AEGIS only */
     tscryptfs_aegis_enc_fn aegis_enc; /* CONTENT_AEGIS only; NULL: blocks are only opened */
+    tscryptfs_aegis_wipe_fn aegis_wipe; /* CONTENT_AEGIS only */
 };
 
 /* Fills `k`; `aegis` is the AEGIS addon's export for CONTENT_AEGIS (NULL otherwise). */
 void content_key_init(struct content_key *k, int cipher, const uint8_t *key, const struct tscryptfs_aegis_export *aegis);
 /* Wipes the key. */
 void content_key_free(struct content_key *k);
+/*
+ * After a request's blocks: wipes the stack the AEGIS functions used
+ * (aegis_export.h). Called from the hook's own function, one or two calls
+ * above content_open_block and content_seal_block.
+ */
+void content_wipe(const struct content_key *k);
 
 /*
  * Nonces come from a per-thread pool that one RAND_bytes call fills:

@@ -37,10 +37,9 @@ static int pass(struct fast_path *p)
     return -1;
 }
 
-/* The hook's `read` (fuse_hooks.h). Twin: readContentInto in src/vault/file-content.ts. */
-int fp_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t off)
+/* The read, its blocks opened into buf. */
+static int read_blocks(struct fast_path *p, uint64_t fh, char *buf, size_t len, int64_t off)
 {
-    struct fast_path *p = ctx;
     const struct content_key *k = &p->key;
     struct handle h;
     if (off < 0 || !handles_copy(&p->handles, fh, &h) || !(h.flags & HANDLE_READABLE)) return -1;
@@ -82,6 +81,15 @@ int fp_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t off)
     if (__atomic_load_n(&fence[FENCE_STARTED], __ATOMIC_ACQUIRE) != started) return pass(p);
     if (n > 0 && !(h.has_id && h.id_seq == started)) handles_remember_id(&p->handles, fh, started, h.id);
     return hook_answered(&p->reads, (int)n);
+}
+
+/* The hook's `read` (fuse_hooks.h). Twin: readContentInto in src/vault/file-content.ts. */
+int fp_read(void *ctx, uint64_t fh, char *buf, size_t len, int64_t off)
+{
+    struct fast_path *p = ctx;
+    const int res = read_blocks(p, fh, buf, len, off);
+    content_wipe(&p->key);
+    return res;
 }
 
 /* The hook's `attr` (fuse_hooks.h): the change on the handle's cipher file, as src/vault/node-attrs.ts's

@@ -148,6 +148,7 @@ int fp_write(void *ctx, uint64_t fh, const char *data, size_t len, int64_t off)
         __atomic_compare_exchange_n(&fence[FENCE_OWNER], &free_word, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         __atomic_add_fetch(&fence[FENCE_STARTED], 1, __ATOMIC_SEQ_CST);
         res = write_held(p, h->fd, (const uint8_t *)data, len, off);
+        content_wipe(&p->key);
         __atomic_add_fetch(&fence[FENCE_FINISHED], 1, __ATOMIC_SEQ_CST);
         __atomic_store_n(&fence[FENCE_OWNER], 0, __ATOMIC_RELEASE);
     }
