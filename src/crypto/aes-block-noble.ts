@@ -13,7 +13,7 @@
  * the independent pure-TypeScript path, not the fast one, and an API that
  * holds across releases matters more there.
  */
-import { cbc, ctr, ecb } from '@noble/ciphers/aes.js';
+import { nobleAes } from './noble.js';
 import { AES_BLOCK, requireWholeBlocks, type AesBlockCipher } from './aes-block.js';
 import { requireLength } from './errors.js';
 
@@ -33,12 +33,12 @@ export class NobleAesBlockCipher implements AesBlockCipher {
 
   encryptBlocks(blocks: Uint8Array): Uint8Array {
     requireWholeBlocks(blocks, false, 'AES-ECB');
-    return ecb(this.#key, NO_PADDING).encrypt(blocks);
+    return nobleAes().ecb(this.#key, NO_PADDING).encrypt(blocks);
   }
 
   decryptBlocks(blocks: Uint8Array): Uint8Array {
     requireWholeBlocks(blocks, false, 'AES-ECB');
-    return ecb(this.#key, NO_PADDING).decrypt(blocks);
+    return nobleAes().ecb(this.#key, NO_PADDING).decrypt(blocks);
   }
 
   cbcMacLastBlock(blocks: Uint8Array): Uint8Array {
@@ -46,12 +46,12 @@ export class NobleAesBlockCipher implements AesBlockCipher {
     // The chain's last block is the MAC. The contract lets us clobber
     // `blocks`, so the chain is written over it where noble can (its output
     // must be 4-byte aligned).
-    const out = cbc(this.#key, ZERO_IV, NO_PADDING).encrypt(blocks, blocks.byteOffset % 4 === 0 ? blocks : undefined);
+    const out = nobleAes().cbc(this.#key, ZERO_IV, NO_PADDING).encrypt(blocks, blocks.byteOffset % 4 === 0 ? blocks : undefined);
     return out.slice(out.length - AES_BLOCK);
   }
 
   ctr(counter: Uint8Array, data: Uint8Array): Uint8Array {
     requireLength(counter, AES_BLOCK, 'AES-CTR counter block');
-    return ctr(this.#key, counter).encrypt(data);
+    return nobleAes().ctr(this.#key, counter).encrypt(data);
   }
 }

@@ -6,7 +6,7 @@
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { nodeAeadOpen, nodeAeadSeal } from './node-aead.js';
-import { gcm } from '@noble/ciphers/aes.js';
+import { nobleAes } from './noble.js';
 import { authError, type Aead, type BackendName } from './aead.js';
 import { CheckedAead, requireBackend } from './aead-checks.js';
 import { BATCH_GCM, nativeBatchCalls } from './native-batch.js';
@@ -74,12 +74,12 @@ export class NobleAesGcm extends AesGcmBase {
   }
 
   protected sealChecked(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
-    return gcm(this.#key, nonce, aad).encrypt(plaintext);
+    return nobleAes().gcm(this.#key, nonce, aad).encrypt(plaintext);
   }
 
   protected openChecked(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
     try {
-      return gcm(this.#key, nonce, aad).decrypt(sealed);
+      return nobleAes().gcm(this.#key, nonce, aad).decrypt(sealed);
     } catch {
       throw authError();
     }

@@ -6,7 +6,7 @@
  */
 import { nodeAeadOpen, nodeAeadSeal } from './node-aead.js';
 import { BATCH_XCHACHA, nativeBatchCalls } from './native-batch.js';
-import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
+import { nobleChaCha } from './noble.js';
 import { authError, type Aead, type BackendName } from './aead.js';
 import { CheckedAead, requireBackend } from './aead-checks.js';
 import { requireLength } from './errors.js';
@@ -80,12 +80,12 @@ export class NobleXChaCha20Poly1305 extends XChaChaBase {
   readonly backend = 'noble' as const;
 
   protected sealChecked(nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
-    return xchacha20poly1305(this.key, nonce, aad).encrypt(plaintext);
+    return nobleChaCha().xchacha20poly1305(this.key, nonce, aad).encrypt(plaintext);
   }
 
   protected openChecked(nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
     try {
-      return xchacha20poly1305(this.key, nonce, aad).decrypt(sealed);
+      return nobleChaCha().xchacha20poly1305(this.key, nonce, aad).decrypt(sealed);
     } catch {
       throw authError();
     }
