@@ -17,8 +17,8 @@
  * name of a namespace the filesystem does not support is ENODATA, not ENOTSUP.
  */
 import { promises as fsp } from 'node:fs';
+import { createRequire } from 'node:module';
 import { getSystemErrorName } from 'node:util';
-import * as napi from '@napi-rs/xattr';
 import { fsError, hasCode } from './errors.js';
 import { DIRECT_IO } from './fs-ops.js';
 
@@ -46,29 +46,48 @@ async function follow(path: string, syscall: string): Promise<string> {
   }
 }
 
-/** @napi-rs/xattr's calls in the style chosen for this process (see fs-ops.ts). */
-const lib = DIRECT_IO
-  ? {
-      get: async (p: string, n: string) => napi.getAttributeSync(p, n),
-      set: async (p: string, n: string, v: Buffer | string) => napi.setAttributeSync(p, n, v),
-      list: async (p: string) => napi.listAttributesSync(p),
-      remove: async (p: string, n: string) => napi.removeAttributeSync(p, n),
-    }
-  : { get: napi.getAttribute, set: napi.setAttribute, list: napi.listAttributes, remove: napi.removeAttribute };
+type Napi = typeof import('@napi-rs/xattr');
+type Calls = {
+  get(p: string, n: string): Promise<Buffer | null>;
+  set(p: string, n: string, v: Buffer | string): Promise<void>;
+  list(p: string): Promise<string[]>;
+  remove(p: string, n: string): Promise<void>;
+};
+let loaded: Calls | undefined;
+
+/**
+ * @napi-rs/xattr's calls in the style chosen for this process (see
+ * fs-ops.ts), the package loaded on first use: only sys-at.ts's proc
+ * implementation calls them (no addon built, or TSCRYPTFS_FS_IO=async),
+ * and loading it costs every start 10-20 ms.
+ */
+function lib(): Calls {
+  if (loaded) return loaded;
+  const napi = createRequire(import.meta.url)('@napi-rs/xattr') as Napi;
+  loaded = DIRECT_IO
+    ? {
+        get: async (p, n) => napi.getAttributeSync(p, n),
+        set: async (p, n, v) => napi.setAttributeSync(p, n, v),
+        list: async (p) => napi.listAttributesSync(p),
+        remove: async (p, n) => napi.removeAttributeSync(p, n),
+      }
+    : { get: napi.getAttribute, set: napi.setAttribute, list: napi.listAttributes, remove: napi.removeAttribute };
+  return loaded;
+}
 
 async function list(real: string, syscall: string, path: string): Promise<string[]> {
   try {
-    return await lib.list(real);
+    return await lib().list(real);
   } catch (err) {
     throw nodeError(err, syscall, path);
   }
 }
 
 async function getAt(real: string, name: string, path: string): Promise<Buffer> {
-  const value = await lib.get(real, name);
+  const value = await lib().get(real, name);
   if (value !== null) return value;
   if (!(await list(real, 'getxattr', path)).includes(name)) throw fsError('ENODATA', 'getxattr', path);
-  const again = await lib.get(real, name); // it appeared between the two calls
+  const again = await lib().get(real, name); // it appeared between the two calls
   if (again !== null) return again;
   throw fsError('EIO', 'getxattr', path, `attribute ${name} is listed but cannot be read`);
 }
@@ -76,7 +95,7 @@ async function getAt(real: string, name: string, path: string): Promise<Buffer> 
 async function setAt(real: string, name: string, value: Uint8Array | string, path: string): Promise<void> {
   const v = typeof value === 'string' ? value : Buffer.from(value.buffer, value.byteOffset, value.length);
   try {
-    await lib.set(real, name, v);
+    await lib().set(real, name, v);
   } catch (err) {
     throw nodeError(err, 'setxattr', path);
   }
@@ -84,7 +103,7 @@ async function setAt(real: string, name: string, value: Uint8Array | string, pat
 
 async function removeAt(real: string, name: string, path: string): Promise<void> {
   try {
-    await lib.remove(real, name);
+    await lib().remove(real, name);
   } catch (err) {
     throw nodeError(err, 'removexattr', path);
   }

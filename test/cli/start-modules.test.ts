@@ -1,0 +1,62 @@
+/**
+ * What a start loads: the command line and the serving modules import
+ * neither @noble/ciphers (the backend a user picks, loaded on first use by
+ * src/crypto/noble.ts) nor @napi-rs/xattr (loaded on first use by
+ * src/util/xattr-io.ts); each costs every start time it does not need. A
+ * child process imports the module with a resolve hook that records every
+ * URL the static and dynamic imports resolve to.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ROOT, tempDir, cleanup } from './helpers.js';
+
+const HOOK = `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  appendFileSync(process.env.RESOLVED_LOG, r.url + '\\n');
+  return r;
+}`;
+
+/** Every URL resolved while `entry` (a dist module) is imported and `then` runs. */
+async function resolvedBy(entry: string, then = ''): Promise<string[]> {
+  const dir = await tempDir('tscryptfs-modules-');
+  try {
+    const log = join(dir, 'resolved.txt');
+    const script = [
+      `import { register } from 'node:module';`,
+      `register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(HOOK)}));`,
+      `const m = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'src', entry)).href)});`,
+      then,
+    ].join('\n');
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, RESOLVED_LOG: log }, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 0, r.stderr);
+    return readFileSync(log, 'utf8').split('\n').filter(Boolean);
+  } finally {
+    await cleanup(dir);
+  }
+}
+
+const LAZY = ['/node_modules/@noble/ciphers/', '/node_modules/@napi-rs/xattr'];
+
+for (const entry of ['cli/main.js', 'cli/mount.js', 'cli/serve.js', 'index.js']) {
+  test(`importing ${entry} loads neither @noble/ciphers nor @napi-rs/xattr`, async () => {
+    const urls = await resolvedBy(entry);
+    assert.ok(urls.some((u) => u.includes('/dist/src/vault/') || u.includes('/dist/src/cli/')), `the hook saw the imports: ${urls.length} URLs`);
+    for (const lazy of LAZY) assert.deepEqual(urls.filter((u) => u.includes(lazy)), [], `${entry} imports ${lazy}`);
+  });
+}
+
+test('the noble backend, loaded when first asked for, seals AES-GCM and XChaCha20-Poly1305 as the node backend does', async () => {
+  const check = `
+    const key = new Uint8Array(32).fill(7), nonce = new Uint8Array(16).fill(1), aad = new Uint8Array(8), data = new Uint8Array(100).fill(3);
+    const a = m.createAesGcm(key, 'noble').seal(nonce, data, aad), b = m.createAesGcm(key, 'node').seal(nonce, data, aad);
+    if (Buffer.compare(a, b) !== 0) throw new Error('AES-GCM: noble and node differ');
+    const k = new Uint8Array(32).fill(9), n = new Uint8Array(24).fill(2);
+    const c = m.createXChaCha20Poly1305(k, 'noble').seal(n, data, aad), d = m.createXChaCha20Poly1305(k, 'node').seal(n, data, aad);
+    if (Buffer.compare(c, d) !== 0) throw new Error('XChaCha20-Poly1305: noble and node differ');`;
+  await resolvedBy('crypto/index.js', check);
+});
