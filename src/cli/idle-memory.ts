@@ -10,14 +10,15 @@
  * more CPU (most likely the collection dropped compiled code of functions
  * that had not run meanwhile, and it warmed up again).
  * Figures: Documentation/performance.md, "Memory given back when idle".
- * TSCRYPTFS_RETURN_MEMORY=0 turns it off.
+ * TSCRYPTFS_RETURN_MEMORY=0 turns it off; TSCRYPTFS_QUIET_MS shortens the
+ * spell for tests.
  *
  * No polling at a fixed rate: while requests come, the next look is due
  * when the spell since the last one would be `quietMs` long; once the
  * memory is back, a look every `restMs` notices the next burst.
  */
 import { returnMemory } from '../util/native-sys.js';
-import { envSwitch } from '../util/switches.js';
+import { envSwitch, switchValue } from '../util/switches.js';
 
 export interface QuietOptions {
   quietMs?: number;
@@ -26,10 +27,17 @@ export interface QuietOptions {
   give?: () => boolean;
 }
 
+/** The quiet spell and the rest between looks (TSCRYPTFS_QUIET_MS, for tests; default 5000 ms). */
+function defaultQuietMs(): number {
+  const v = Number(switchValue('TSCRYPTFS_QUIET_MS') ?? 5000);
+  return Number.isFinite(v) && v > 0 ? v : 5000;
+}
+
 /** Starts watching `lastActivity` (ms since the epoch of the last request); returns the function that stops it. */
 export function returnMemoryWhenQuiet(lastActivity: () => number, opts: QuietOptions = {}): () => void {
   if (!envSwitch('TSCRYPTFS_RETURN_MEMORY')) return () => undefined;
-  const { quietMs = 5000, restMs = 5000, give = returnMemory } = opts;
+  const quiet = defaultQuietMs();
+  const { quietMs = quiet, restMs = quiet, give = returnMemory } = opts;
   /** The activity time the last return followed: nothing to give back until a request comes after it. */
   let givenAfter = -1;
   let timer: NodeJS.Timeout | undefined;

@@ -86,6 +86,12 @@ export const SWITCHES = {
     default: '250',
     meaning: 'How often -fsck redraws its progress line.',
   },
+  TSCRYPTFS_QUIET_MS: {
+    kind: 'test',
+    values: 'MILLISECONDS',
+    default: '5000',
+    meaning: 'How long the mount must be quiet before the daemon gives memory back, and how often it looks again after that.',
+  },
   TSCRYPTFS_DAEMON_CHILD: {
     kind: 'internal',
     values: '1',
