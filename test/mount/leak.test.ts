@@ -9,7 +9,8 @@
  * few MB a cycle.
  *
  * Readings are taken once the daemon has given back what a burst left
- * behind (src/cli/idle-memory.ts: five seconds after the last request),
+ * behind (src/cli/idle-memory.ts: a quiet spell after the last request,
+ * one second here through TSCRYPTFS_QUIET_MS),
  * so they show what it retains. Before that, where V8's collector happened
  * to be moved a reading by up to 15 MB (heapTotal 48 to 64 MB between
  * cycles, the heap in use after a forced collection flat at 8 MB), and the
@@ -42,6 +43,9 @@ const PROCS = 4;
 const OPS = LONG ? 2000 : 500;
 const FSX_OPS = LONG ? 1000 : 150;
 const SEED = 19190;
+/** The daemon's quiet spell before it gives memory back (5 s by default); a second here, as the memory it keeps does not depend on it. */
+const QUIET_MS = 1000;
+process.env.TSCRYPTFS_QUIET_MS = String(QUIET_MS);
 
 const fx = useMountFixture('leak');
 
@@ -49,14 +53,15 @@ const fx = useMountFixture('leak');
 const mbOf = (k: number): string => (k / 1024).toFixed(1);
 
 /**
- * VmRSS after a cycle, once the daemon has had its five quiet seconds to
- * give memory back: the least of three readings 6, 7.5 and 9 s after the
- * tree is gone (a late request of the kernel's can start the spell later).
+ * VmRSS after a cycle, once the daemon has had its quiet spell to give
+ * memory back: the least of three readings, the first a second after the
+ * spell, then one spell apart (a late request of the kernel's can start
+ * the spell later).
  */
 async function settledRssKb(pid: number): Promise<number> {
   const readings: number[] = [];
   for (let i = 0; i < 3; i++) {
-    await sleep(i === 0 ? 6000 : 1500);
+    await sleep(i === 0 ? QUIET_MS + 1000 : QUIET_MS);
     readings.push(vmRssKb(pid));
   }
   return Math.min(...readings);
