@@ -16,7 +16,6 @@ import { batchBinding } from '../crypto/native-batch.js';
 import { fuseInfo } from '../fuse/fuse-info.js';
 import type { Output } from './output.js';
 import { PROGRAM_NAME } from './output.js';
-export { packageVersion, versionLine } from './version-line.js';
 import { envSwitch } from '../util/switches.js';
 
 /** Everything -version reports (also the shape of `-version -json`). */
