@@ -499,18 +499,22 @@ static napi_value read_xattr(napi_env env, const char *proc, const char *attr)
 /*
  * The arguments (dirfd, name[, attr]) of an xattr call, and the entry
  * opened for it (open_entry, symlinks refused): its descriptor, or -errno;
- * XATTR_ARGS_BAD after throwing for bad arguments. `attr` may be NULL.
+ * XATTR_ARGS_BAD after throwing for bad arguments. `attr` may be NULL and
+ * otherwise holds XATTR_BUF bytes; an attribute name longer than
+ * XATTR_NAME_MAX is -ERANGE, the kernel's answer to such a name.
  */
 #define XATTR_ARGS_BAD INT32_MIN
+#define XATTR_BUF (XATTR_NAME_MAX + 2)
 static int xattr_entry(napi_env env, size_t argc, napi_value *argv, char *name, char *attr, char *proc)
 {
     int32_t dirfd;
-    size_t need = attr ? 3 : 2;
+    size_t need = attr ? 3 : 2, alen = 0;
     if (argc < need || !get_i32(env, argv[0], &dirfd) || !get_str(env, argv[1], name, NAME_BUF) ||
-        (attr && !get_str(env, argv[2], attr, XATTR_NAME_MAX + 1))) {
+        (attr && (napi_get_value_string_utf8(env, argv[2], attr, XATTR_BUF, &alen) != napi_ok || strlen(attr) != alen))) {
         throw_inval(env, attr ? "xattr call(dirfd, name, attr, ...)" : "xattr call(dirfd, name)");
         return XATTR_ARGS_BAD;
     }
+    if (alen > XATTR_NAME_MAX) return -ERANGE; /* a longer name comes back cut to XATTR_BUF - 1 bytes */
     return open_entry(dirfd, name, 1, proc, 64);
 }
 
@@ -518,7 +522,7 @@ static int xattr_entry(napi_env env, size_t argc, napi_value *argv, char *name, 
 static napi_value at_getxattr(napi_env env, napi_callback_info info)
 {
     ARGS(3);
-    char name[NAME_BUF], attr[XATTR_NAME_MAX + 1], proc[64];
+    char name[NAME_BUF], attr[XATTR_BUF], proc[64];
     int fd = xattr_entry(env, argc, argv, name, attr, proc);
     if (fd == XATTR_ARGS_BAD) return NULL;
     if (fd == -ELOOP) return num(env, -(double)ENODATA);
@@ -551,7 +555,7 @@ static napi_value at_listxattr(napi_env env, napi_callback_info info)
 static napi_value at_setxattr(napi_env env, napi_callback_info info)
 {
     ARGS(5);
-    char name[NAME_BUF], attr[XATTR_NAME_MAX + 1], proc[64];
+    char name[NAME_BUF], attr[XATTR_BUF], proc[64];
     int32_t flags;
     uint8_t *value;
     size_t vlen;
@@ -571,7 +575,7 @@ static napi_value at_setxattr(napi_env env, napi_callback_info info)
 static napi_value at_removexattr(napi_env env, napi_callback_info info)
 {
     ARGS(3);
-    char name[NAME_BUF], attr[XATTR_NAME_MAX + 1], proc[64];
+    char name[NAME_BUF], attr[XATTR_BUF], proc[64];
     int fd = xattr_entry(env, argc, argv, name, attr, proc);
     if (fd == XATTR_ARGS_BAD) return NULL;
     if (fd == -ELOOP) return num(env, -(double)ENODATA);
