@@ -19,10 +19,16 @@ function checkName(name: string, syscall: string, path: string): void {
   if (name.length === 0 || name.includes('\0')) throw fsError('EINVAL', syscall, path, 'bad xattr name');
 }
 
+/** The longest attribute name Linux stores (limits.h); setting or removing a longer one is ERANGE. */
+const XATTR_NAME_MAX = 255;
+
 /** The value of an extended attribute (ENODATA when absent). */
 export async function getxattr(core: VaultCore, path: string, name: string): Promise<Buffer> {
   checkName(name, 'getxattr', path);
   const stored = core.ciphers.xattrNames.encryptXattrName(name);
+  // A name whose stored form is too long for Linux cannot have been set: no such attribute. (ERANGE,
+  // the backing call's answer, means "buffer too small" to getxattr's callers, which retry with larger ones.)
+  if (Buffer.byteLength(stored) > XATTR_NAME_MAX) throw fsError('ENODATA', 'getxattr', path);
   return atNode(core, path, 'getxattr', async (e) => {
     let value: Buffer;
     try {

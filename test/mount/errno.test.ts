@@ -183,3 +183,24 @@ out([t(lambda: rd(0)), t(lambda: rd(4096)), t(lambda: rd(8192))])`,
   if (MOUNT_IMPL === 'tscryptfs') assert.match(log, new RegExp(`${cp.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: block 1 failed authentication`));
   else assert.match(log, /corrupt block #1/);
 });
+
+test('an xattr name too long once encrypted: set and remove ERANGE, as through gocryptfs; get ENODATA (gocryptfs says EOVERFLOW, from its retries)', T, async () => {
+  const mnt = join(fx.tmp, 'mnt-xattr-name');
+  await withMount(MOUNT_IMPL, fx.cipherdir, mnt, {}, async (m) => {
+    const r = await py<Record<string, string>>(
+      `
+f = A[0]
+open(f, 'w').close()
+res = {}
+for n in (150, 180):
+    name = 'user.' + 'a' * n
+    res[f'set {n}'] = t(lambda: os.setxattr(f, name, b'v'))
+    res[f'get {n}'] = t(lambda: os.getxattr(f, name))
+    res[f'remove {n}'] = t(lambda: os.removexattr(f, name))
+out(res)`,
+      [join(m, 'xattr-names')],
+    );
+    // 150 bytes are stored as 250 (user.gocryptfs. and base64), 180 as 271.
+    assert.deepEqual(r, { 'set 150': 'OK', 'get 150': 'OK', 'remove 150': 'OK', 'set 180': 'ERANGE', 'get 180': MOUNT_IMPL === 'gocryptfs' ? 'EOVERFLOW' : 'ENODATA', 'remove 180': 'ERANGE' });
+  });
+});

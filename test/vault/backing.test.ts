@@ -160,6 +160,19 @@ describe('the backing layer', () => {
     }
   });
 
+  test('an attribute name stored in more than 255 bytes: set and remove ERANGE, get ENODATA; one that fits works', async () => {
+    await v.writeFile('/xa', 'x');
+    const fits = `user.${'a'.repeat(150)}`; // stored as user.gocryptfs. + 235 bytes of base64
+    const long = `user.${'a'.repeat(180)}`; // 271 bytes stored
+    await v.setxattr('/xa', fits, Buffer.from('v'));
+    assert.equal((await v.getxattr('/xa', fits)).toString(), 'v');
+    await v.removexattr('/xa', fits);
+    await assert.rejects(v.setxattr('/xa', long, Buffer.from('v')), { code: 'ERANGE' });
+    await assert.rejects(v.getxattr('/xa', long), { code: 'ENODATA' });
+    await assert.rejects(v.removexattr('/xa', long), { code: 'ERANGE' });
+    assert.deepEqual(await v.listxattr('/xa'), []);
+  });
+
   test('a path of 31 components of 127 bytes (plaintext near PATH_MAX, cipher side far past it) works end to end', async () => {
     const comp = (i: number): string => `${String(i).padStart(3, '0')}${'d'.repeat(124)}`;
     let dir = '';
