@@ -371,7 +371,8 @@ static napi_value js_take_removed_dirs(napi_env env, napi_callback_info info)
  * stats(fastPath) -> [reads answered natively, reads passed on to JavaScript,
  * attribute changes answered natively, writes answered natively, writes passed on,
  * unlinks answered natively, unlinks passed on, lookups answered natively, lookups passed on,
- * opens answered natively, opens passed on, rmdirs answered natively, rmdirs passed on]
+ * opens answered natively, opens passed on, rmdirs answered natively, rmdirs passed on,
+ * getxattr and listxattr answered natively (no_xattrs), those passed on]
  */
 static napi_value js_stats(napi_env env, napi_callback_info info)
 {
@@ -381,7 +382,7 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     const uint64_t *counts[] = {&p->reads.answered,    &p->reads.passed,    &p->attr_changes.answered, &p->written.answered,
                                 &p->written.passed,    &p->unlinked.answered, &p->unlinked.passed,     &p->looked_up.answered,
                                 &p->looked_up.passed,  &p->opened.answered, &p->opened.passed,         &p->rmdired.answered,
-                                &p->rmdired.passed};
+                                &p->rmdired.passed,    &p->xattrs_none.answered, &p->xattrs_none.passed};
     const size_t n = sizeof counts / sizeof counts[0];
     if (napi_create_array_with_length(env, n, &out) != napi_ok) return NULL;
     for (size_t i = 0; i < n; i++)

@@ -98,6 +98,9 @@ export interface NativeFastPath {
     opensPassed: number;
     rmdired: number;
     rmdirsPassed: number;
+    /** getxattr and listxattr of entries without extended attributes, answered natively. */
+    xattrsNone: number;
+    xattrsNonePassed: number;
   };
 }
 
@@ -212,8 +215,8 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
       else if (removed !== undefined) for (const c of removed) access.forgetCipherDirs(c);
     },
     stats() {
-      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed] = binding.stats(fastPath);
-      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed };
+      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed] = binding.stats(fastPath);
+      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed };
     },
   };
 }

@@ -158,7 +158,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   /** -idle: reads and attribute changes answered natively count as activity too. */
   const lastActivity = (): number => {
     const st = reads?.stats();
-    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp + st.opened + st.rmdired : 0; // what the libfuse threads answered is activity too
+    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp + st.opened + st.rmdired + st.xattrsNone : 0; // what the libfuse threads answered is activity too
     if (served !== nativeSeen) {
       nativeSeen = served;
       calls.last = Date.now();
@@ -381,7 +381,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   };
   if (opts.backingLocks) Object.assign(ops, lockOps);
 
-  /** What the native read path answered: reads, chmod, chown and utimens of open files, writes, unlinks, lookups and opens (each once there are any). */
+  /** What the native read path answered: reads, chmod, chown and utimens of open files, writes, unlinks, lookups, opens, rmdirs and getxattr/listxattr of entries without any (each once there are any). */
   const nativeCalls = (r: NativeFastPath): Record<string, number> => {
     const st = r.stats();
     return {
@@ -392,6 +392,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       ...(st.lookedUp > 0 && { nativeLookup: st.lookedUp }),
       ...(st.opened > 0 && { nativeOpen: st.opened }),
       ...(st.rmdired > 0 && { nativeRmdir: st.rmdired }),
+      ...(st.xattrsNone > 0 && { nativeXattrNone: st.xattrsNone }),
     };
   };
 
