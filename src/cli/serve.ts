@@ -6,9 +6,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fuseDeviceProblem, loadFuse, mountReverse, mountVault, type MountOptions, type Mounted } from '../fuse/index.js';
-import { Excluder, ReverseView } from '../reverse/index.js';
 import type { ReverseSettings } from './reverse-settings.js';
-import { startCtlSock, type CtlSock, type PathTranslator } from '../ctlsock/index.js';
+import type { CtlSock, PathTranslator } from '../ctlsock/index.js';
 import type { Logger } from '../util/logger.js';
 import { Vault } from '../vault/index.js';
 import type { FormatOptions } from '../config/index.js';
@@ -46,10 +45,15 @@ export interface ServePlan {
   noConflicts?: boolean;
 }
 
-/** The object behind a mount: a Vault, or a reverse view (which has nothing to close). */
+/**
+ * The object behind a mount: a Vault, or a reverse view (which has nothing
+ * to close). The reverse modules, like the control socket's, load only for
+ * the mounts that use them.
+ */
 async function openBacking(plan: ServePlan, key: Uint8Array, log: Logger): Promise<{ mount: () => Promise<Mounted>; close: () => Promise<void>; paths: PathTranslator }> {
   const r = plan.reverse;
   if (r) {
+    const { Excluder, ReverseView } = await import('../reverse/index.js');
     const excluded = r.exclude.length + r.excludeWildcard.length + r.excludeFromContents.length > 0;
     const view = new ReverseView(plan.cipherdir, key, {
       format: plan.format,
@@ -99,7 +103,7 @@ export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{
   let ctlsock: CtlSock | null = null;
   if (plan.ctlsock) {
     try {
-      ctlsock = await startCtlSock(plan.ctlsock, backing.paths, log);
+      ctlsock = await (await import('../ctlsock/index.js')).startCtlSock(plan.ctlsock, backing.paths, log);
     } catch (err) {
       await backing.close();
       throw new CliError(EXIT.CtlSock, `ctlsock: ${(err as Error).message}`);
