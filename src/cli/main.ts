@@ -13,7 +13,7 @@
  */
 import { promises as fsp } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CONF_NAME } from '../config/conf-file.js';
+import { CONF_NAME } from '../config/conf-name.js';
 import { REVERSE_CONF_NAME } from '../reverse/conf-name.js';
 import type { BackendName } from '../crypto/index.js';
 import { bool, list, parseArgs, prettyArgs, str, type ParsedArgs } from './flags/command-line.js';

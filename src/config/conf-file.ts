@@ -8,7 +8,7 @@ import { configError } from '../util/errors.js';
 import { validateFlags } from './feature-flags.js';
 import { validateScryptParams, type ScryptParams } from './scrypt.js';
 
-export const CONF_NAME = 'gocryptfs.conf';
+export { CONF_NAME } from './conf-name.js';
 export const CONF_VERSION = 2;
 
 export interface ConfFile {
