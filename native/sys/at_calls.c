@@ -501,7 +501,8 @@ static napi_value read_xattr(napi_env env, const char *proc, const char *attr)
  * opened for it (open_entry, symlinks refused): its descriptor, or -errno;
  * XATTR_ARGS_BAD after throwing for bad arguments. `attr` may be NULL and
  * otherwise holds XATTR_BUF bytes; an attribute name longer than
- * XATTR_NAME_MAX is -ERANGE, the kernel's answer to such a name.
+ * XATTR_NAME_MAX is -ERANGE, the kernel's answer to such a name (the proc
+ * twin, src/util/xattr-io.ts, answers the same).
  */
 #define XATTR_ARGS_BAD INT32_MIN
 #define XATTR_BUF (XATTR_NAME_MAX + 2)
@@ -509,12 +510,17 @@ static int xattr_entry(napi_env env, size_t argc, napi_value *argv, char *name, 
 {
     int32_t dirfd;
     size_t need = attr ? 3 : 2, alen = 0;
+    /* The attribute name's whole length in bytes first: a copy cut short stops at a character boundary. */
     if (argc < need || !get_i32(env, argv[0], &dirfd) || !get_str(env, argv[1], name, NAME_BUF) ||
-        (attr && (napi_get_value_string_utf8(env, argv[2], attr, XATTR_BUF, &alen) != napi_ok || strlen(attr) != alen))) {
+        (attr && napi_get_value_string_utf8(env, argv[2], NULL, 0, &alen) != napi_ok)) {
         throw_inval(env, attr ? "xattr call(dirfd, name, attr, ...)" : "xattr call(dirfd, name)");
         return XATTR_ARGS_BAD;
     }
-    if (alen > XATTR_NAME_MAX) return -ERANGE; /* a longer name comes back cut to XATTR_BUF - 1 bytes */
+    if (alen > XATTR_NAME_MAX) return -ERANGE;
+    if (attr && !get_str(env, argv[2], attr, XATTR_BUF)) {
+        throw_inval(env, "xattr call(dirfd, name, attr, ...)");
+        return XATTR_ARGS_BAD;
+    }
     return open_entry(dirfd, name, 1, proc, 64);
 }
 
