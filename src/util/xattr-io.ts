@@ -83,7 +83,12 @@ async function list(real: string, syscall: string, path: string): Promise<string
   }
 }
 
+/** The longest attribute name the kernel takes; native/sys/at_calls.c answers a longer one the same way. */
+const XATTR_NAME_MAX = 255;
+
 async function getAt(real: string, name: string, path: string): Promise<Buffer> {
+  // getAttribute turns every failure into null; getxattr(2) says ERANGE for a name this long.
+  if (Buffer.byteLength(name) > XATTR_NAME_MAX) throw fsError('ERANGE', 'getxattr', path);
   const value = await lib().get(real, name);
   if (value !== null) return value;
   if (!(await list(real, 'getxattr', path)).includes(name)) throw fsError('ENODATA', 'getxattr', path);

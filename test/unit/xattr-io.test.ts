@@ -135,3 +135,22 @@ test('statListingAt (native *at calls): the same words and xattr list sizes as s
     closeSync(fd);
   }
 });
+
+test('the *at() xattr calls take attribute names up to 255 bytes; a longer one is ERANGE, as from the kernel', async () => {
+  const dir = openSync(tmp, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
+  try {
+    const at = atCalls();
+    const longest = `user.${'a'.repeat(250)}`;
+    await at.setxattrat(dir, 'f', longest, Buffer.from('v'), 0);
+    assert.equal((await at.getxattrat(dir, 'f', longest)).toString(), 'v');
+    await at.removexattrat(dir, 'f', longest);
+    // 256 bytes, in ASCII and with a two-byte character across the limit.
+    for (const name of [`user.${'a'.repeat(251)}`, `user.${'a'.repeat(249)}é`]) {
+      await assert.rejects(at.setxattrat(dir, 'f', name, Buffer.from('v'), 0), { code: 'ERANGE' }, name);
+      await assert.rejects(at.getxattrat(dir, 'f', name), { code: 'ERANGE' }, name);
+      await assert.rejects(at.removexattrat(dir, 'f', name), { code: 'ERANGE' }, name);
+    }
+  } finally {
+    closeSync(dir);
+  }
+});
