@@ -74,7 +74,8 @@ export interface FastPathBinding {
   /**
    * [reads answered natively, reads passed on to JS, attribute changes answered natively, writes answered natively,
    * writes passed on to JS, unlinks answered natively, unlinks passed on to JS, lookups answered natively, lookups passed on to JS,
-   * opens answered natively, opens passed on to JS, rmdirs answered natively, rmdirs passed on to JS]
+   * opens answered natively, opens passed on to JS, rmdirs answered natively, rmdirs passed on to JS,
+   * getxattr and listxattr of entries without extended attributes answered natively, those passed on to JS]
    */
   stats(fastPath: object): [number, number, number, number, number, number, number, number, number, number, number, number, number, number, number];
 }
