@@ -39,11 +39,16 @@
 
 #define NAME_BUF 4097
 
-/* A string argument into buf (NUL-terminated); 0 when it is not a string or too long. */
+/*
+ * A string argument into buf (NUL-terminated); 0 when it is not a string or
+ * does not fit. Its whole length is asked first: a copy cut short stops at a
+ * character boundary, which can leave it shorter than the buffer.
+ */
 static int get_str(napi_env env, napi_value v, char *buf, size_t size)
 {
-    size_t len = 0;
-    if (napi_get_value_string_utf8(env, v, buf, size, &len) != napi_ok || len + 1 >= size) return 0;
+    size_t whole = 0, len = 0;
+    if (napi_get_value_string_utf8(env, v, NULL, 0, &whole) != napi_ok || whole >= size) return 0;
+    if (napi_get_value_string_utf8(env, v, buf, size, &len) != napi_ok || len != whole) return 0;
     return strlen(buf) == len; /* no embedded NUL */
 }
 
@@ -500,24 +505,22 @@ static napi_value read_xattr(napi_env env, const char *proc, const char *attr)
  * The arguments (dirfd, name[, attr]) of an xattr call, and the entry
  * opened for it (open_entry, symlinks refused): its descriptor, or -errno;
  * XATTR_ARGS_BAD after throwing for bad arguments. `attr` may be NULL and
- * otherwise holds XATTR_BUF bytes; an attribute name longer than
+ * otherwise holds XATTR_NAME_MAX + 1 bytes; an attribute name longer than
  * XATTR_NAME_MAX is -ERANGE, the kernel's answer to such a name (the proc
  * twin, src/util/xattr-io.ts, answers the same).
  */
 #define XATTR_ARGS_BAD INT32_MIN
-#define XATTR_BUF (XATTR_NAME_MAX + 2)
 static int xattr_entry(napi_env env, size_t argc, napi_value *argv, char *name, char *attr, char *proc)
 {
     int32_t dirfd;
     size_t need = attr ? 3 : 2, alen = 0;
-    /* The attribute name's whole length in bytes first: a copy cut short stops at a character boundary. */
     if (argc < need || !get_i32(env, argv[0], &dirfd) || !get_str(env, argv[1], name, NAME_BUF) ||
         (attr && napi_get_value_string_utf8(env, argv[2], NULL, 0, &alen) != napi_ok)) {
         throw_inval(env, attr ? "xattr call(dirfd, name, attr, ...)" : "xattr call(dirfd, name)");
         return XATTR_ARGS_BAD;
     }
     if (alen > XATTR_NAME_MAX) return -ERANGE;
-    if (attr && !get_str(env, argv[2], attr, XATTR_BUF)) {
+    if (attr && !get_str(env, argv[2], attr, XATTR_NAME_MAX + 1)) {
         throw_inval(env, "xattr call(dirfd, name, attr, ...)");
         return XATTR_ARGS_BAD;
     }
@@ -528,7 +531,7 @@ static int xattr_entry(napi_env env, size_t argc, napi_value *argv, char *name, 
 static napi_value at_getxattr(napi_env env, napi_callback_info info)
 {
     ARGS(3);
-    char name[NAME_BUF], attr[XATTR_BUF], proc[64];
+    char name[NAME_BUF], attr[XATTR_NAME_MAX + 1], proc[64];
     int fd = xattr_entry(env, argc, argv, name, attr, proc);
     if (fd == XATTR_ARGS_BAD) return NULL;
     if (fd == -ELOOP) return num(env, -(double)ENODATA);
@@ -561,7 +564,7 @@ static napi_value at_listxattr(napi_env env, napi_callback_info info)
 static napi_value at_setxattr(napi_env env, napi_callback_info info)
 {
     ARGS(5);
-    char name[NAME_BUF], attr[XATTR_BUF], proc[64];
+    char name[NAME_BUF], attr[XATTR_NAME_MAX + 1], proc[64];
     int32_t flags;
     uint8_t *value;
     size_t vlen;
@@ -581,7 +584,7 @@ static napi_value at_setxattr(napi_env env, napi_callback_info info)
 static napi_value at_removexattr(napi_env env, napi_callback_info info)
 {
     ARGS(3);
-    char name[NAME_BUF], attr[XATTR_BUF], proc[64];
+    char name[NAME_BUF], attr[XATTR_NAME_MAX + 1], proc[64];
     int fd = xattr_entry(env, argc, argv, name, attr, proc);
     if (fd == XATTR_ARGS_BAD) return NULL;
     if (fd == -ELOOP) return num(env, -(double)ENODATA);
