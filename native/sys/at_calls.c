@@ -41,14 +41,15 @@
 
 /*
  * A string argument into buf (NUL-terminated); 0 when it is not a string or
- * does not fit. Its whole length is asked first: a copy cut short stops at a
- * character boundary, which can leave it shorter than the buffer.
+ * does not fit. A copy cut short stops at a character boundary, up to three
+ * bytes before the buffer's end, so a copy that reaches that close is
+ * checked against the string's whole length.
  */
 static int get_str(napi_env env, napi_value v, char *buf, size_t size)
 {
-    size_t whole = 0, len = 0;
-    if (napi_get_value_string_utf8(env, v, NULL, 0, &whole) != napi_ok || whole >= size) return 0;
-    if (napi_get_value_string_utf8(env, v, buf, size, &len) != napi_ok || len != whole) return 0;
+    size_t len = 0, whole = 0;
+    if (napi_get_value_string_utf8(env, v, buf, size, &len) != napi_ok) return 0;
+    if (len + 4 >= size && (napi_get_value_string_utf8(env, v, NULL, 0, &whole) != napi_ok || whole != len)) return 0;
     return strlen(buf) == len; /* no embedded NUL */
 }
 
@@ -514,13 +515,12 @@ static int xattr_entry(napi_env env, size_t argc, napi_value *argv, char *name, 
 {
     int32_t dirfd;
     size_t need = attr ? 3 : 2, alen = 0;
-    if (argc < need || !get_i32(env, argv[0], &dirfd) || !get_str(env, argv[1], name, NAME_BUF) ||
-        (attr && napi_get_value_string_utf8(env, argv[2], NULL, 0, &alen) != napi_ok)) {
+    if (argc < need || !get_i32(env, argv[0], &dirfd) || !get_str(env, argv[1], name, NAME_BUF)) {
         throw_inval(env, attr ? "xattr call(dirfd, name, attr, ...)" : "xattr call(dirfd, name)");
         return XATTR_ARGS_BAD;
     }
-    if (alen > XATTR_NAME_MAX) return -ERANGE;
     if (attr && !get_str(env, argv[2], attr, XATTR_NAME_MAX + 1)) {
+        if (napi_get_value_string_utf8(env, argv[2], NULL, 0, &alen) == napi_ok && alen > XATTR_NAME_MAX) return -ERANGE;
         throw_inval(env, "xattr call(dirfd, name, attr, ...)");
         return XATTR_ARGS_BAD;
     }
