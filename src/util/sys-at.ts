@@ -49,6 +49,7 @@ export const RENAME_EXCHANGE = 2;
 export const RENAME_WHITEOUT = 4;
 export const XATTR_CREATE = 1;
 export const XATTR_REPLACE = 2;
+export { XATTR_NAME_MAX } from './xattr-io.js';
 /** open(2)'s O_PATH: a descriptor that only names an inode (Linux). */
 export const O_PATH = 0o10000000;
 

@@ -83,8 +83,8 @@ async function list(real: string, syscall: string, path: string): Promise<string
   }
 }
 
-/** The longest attribute name the kernel takes; native/sys/at_calls.c answers a longer one the same way. */
-const XATTR_NAME_MAX = 255;
+/** The longest attribute name the kernel takes (limits.h); a longer one is ERANGE here and in native/sys/at_calls.c. */
+export const XATTR_NAME_MAX = 255;
 
 async function getAt(real: string, name: string, path: string): Promise<Buffer> {
   // getAttribute turns every failure into null; getxattr(2) says ERANGE for a name this long.

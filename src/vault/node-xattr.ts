@@ -10,7 +10,7 @@
  * under more than 255 bytes (see encryptXattrName).
  */
 import { fsError } from '../util/errors.js';
-import { XATTR_CREATE, XATTR_REPLACE } from '../util/sys-at.js';
+import { XATTR_CREATE, XATTR_NAME_MAX, XATTR_REPLACE } from '../util/sys-at.js';
 import { assertWritable, atNode, plainError, type VaultCore } from './vault-core.js';
 
 export type XattrSetMode = 'create' | 'replace';
@@ -18,9 +18,6 @@ export type XattrSetMode = 'create' | 'replace';
 function checkName(name: string, syscall: string, path: string): void {
   if (name.length === 0 || name.includes('\0')) throw fsError('EINVAL', syscall, path, 'bad xattr name');
 }
-
-/** The longest attribute name Linux stores (limits.h); setting or removing a longer one is ERANGE. */
-const XATTR_NAME_MAX = 255;
 
 /** The value of an extended attribute (ENODATA when absent). */
 export async function getxattr(core: VaultCore, path: string, name: string): Promise<Buffer> {
