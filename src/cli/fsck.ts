@@ -23,7 +23,7 @@ import { formatFromFlags } from './mount.js';
 import { goQuote, type Output } from './output.js';
 import { wipe } from './password.js';
 import { Progress } from './progress.js';
-import { switchValue } from '../util/switches.js';
+import { switchNumber } from '../util/switches.js';
 
 /** One finding as a line, worded like gocryptfs -fsck where it has the same check. */
 export function findingLine(f: FsckFinding): string {
@@ -175,6 +175,5 @@ export function fsckJson(cipherdir: string, report: FsckReport, exitCode: number
 
 /** How often the progress line is redrawn (TSCRYPTFS_PROGRESS_MS, for tests; default 250 ms). */
 function progressIntervalMs(): number {
-  const v = Number(switchValue('TSCRYPTFS_PROGRESS_MS'));
-  return Number.isFinite(v) && v >= 0 ? v : 250;
+  return switchNumber('TSCRYPTFS_PROGRESS_MS', 250);
 }

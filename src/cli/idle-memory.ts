@@ -18,7 +18,7 @@
  * memory is back, a look every `restMs` notices the next burst.
  */
 import { returnMemory } from '../util/native-sys.js';
-import { envSwitch, switchValue } from '../util/switches.js';
+import { envSwitch, switchNumber } from '../util/switches.js';
 
 export interface QuietOptions {
   quietMs?: number;
@@ -27,16 +27,10 @@ export interface QuietOptions {
   give?: () => boolean;
 }
 
-/** The quiet spell and the rest between looks (TSCRYPTFS_QUIET_MS, for tests; default 5000 ms). */
-function defaultQuietMs(): number {
-  const v = Number(switchValue('TSCRYPTFS_QUIET_MS') ?? 5000);
-  return Number.isFinite(v) && v > 0 ? v : 5000;
-}
-
 /** Starts watching `lastActivity` (ms since the epoch of the last request); returns the function that stops it. */
 export function returnMemoryWhenQuiet(lastActivity: () => number, opts: QuietOptions = {}): () => void {
   if (!envSwitch('TSCRYPTFS_RETURN_MEMORY')) return () => undefined;
-  const quiet = defaultQuietMs();
+  const quiet = switchNumber('TSCRYPTFS_QUIET_MS', 5000, 1); // the quiet spell and the rest between looks
   const { quietMs = quiet, restMs = quiet, give = returnMemory } = opts;
   /** The activity time the last return followed: nothing to give back until a request comes after it. */
   let givenAfter = -1;

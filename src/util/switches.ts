@@ -112,3 +112,10 @@ export function switchValue(name: SwitchName, env: NodeJS.ProcessEnv = process.e
 export function envSwitch(name: OffSwitchName, env: NodeJS.ProcessEnv = process.env): boolean {
   return env[name] !== '0';
 }
+
+/** A numeric variable's value; `fallback` when it is unset, empty, not a number or below `min`. */
+export function switchNumber(name: SwitchName, fallback: number, min = 0, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[name];
+  const v = raw === undefined || raw.trim() === '' ? NaN : Number(raw);
+  return Number.isFinite(v) && v >= min ? v : fallback;
+}
