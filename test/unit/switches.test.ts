@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { envSwitch, SWITCHES, switchValue, type SwitchInfo, type SwitchName } from '../../src/util/switches.js';
+import { envSwitch, SWITCHES, switchNumber, switchValue, type SwitchInfo, type SwitchName } from '../../src/util/switches.js';
 import { nativeFastPathSwitches } from '../../src/fuse/native-fast-path.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
@@ -48,6 +48,14 @@ test('an off switch is off at exactly 0, and on when unset, empty or anything el
     for (const v of [undefined, '', '1', 'off', ' 0']) assert.equal(envSwitch(n, v === undefined ? {} : { [name]: v }), true, `${name}=${v}`);
   }
   assert.equal(switchValue('TSCRYPTFS_SPIN', { TSCRYPTFS_SPIN: '0,0' }), '0,0');
+});
+
+test('a numeric switch: its number when it is one and not below the minimum, else the fallback', () => {
+  const n = (v: string | undefined, min?: number): number => switchNumber('TSCRYPTFS_QUIET_MS', 5000, min, v === undefined ? {} : { TSCRYPTFS_QUIET_MS: v });
+  assert.equal(n('1000'), 1000);
+  assert.equal(n('0'), 0);
+  assert.equal(n('0', 1), 5000);
+  for (const v of [undefined, '', ' ', 'soon', '-5', 'Infinity']) assert.equal(n(v), 5000, String(v));
 });
 
 test('the native fast path: READ and BATCH turn every part off, LOOKUP turns opens off, UNLINK turns rmdirs off', () => {
