@@ -4,11 +4,11 @@
  * symlink in the cipher directory.
  */
 import { constants as C, promises as fsp, type BigIntStats, type Stats, type StatsFs } from 'node:fs';
-import { cipherSizeToPlainSize } from '../content/index.js';
 import { fsError } from '../util/errors.js';
-import { sizeWords, setSizeWords, statsFromWords } from '../util/stat-words.js';
+import { setSizeWords, statsFromWords } from '../util/stat-words.js';
 import { procPath, type TimeArg } from '../util/sys-at.js';
 import { readlinkEntry } from './node-links.js';
+import { setPlainSizeWords } from './stats.js';
 import { assertWritable, atNode, plainError, type VaultCore } from './vault-core.js';
 
 /**
@@ -24,7 +24,7 @@ export async function statWords(core: VaultCore, path: string): Promise<Uint32Ar
       throw plainError(err, 'lstat', path);
     }
     const type = w[0]! & C.S_IFMT;
-    if (type === C.S_IFREG) setSizeWords(w, 0, cipherSizeToPlainSize(core.ciphers.content.layout, sizeWords(w, 0)));
+    if (type === C.S_IFREG) setPlainSizeWords(core.ciphers.content.layout, w, 0);
     else if (type === C.S_IFLNK) setSizeWords(w, 0, Buffer.byteLength(await readlinkEntry(core, e, path), 'utf8'));
     return w;
   });

@@ -6,15 +6,15 @@
 import { constants as C } from 'node:fs';
 import { posix } from 'node:path';
 import { CONF_NAME } from '../config/index.js';
-import { cipherSizeToPlainSize } from '../content/index.js';
 import { badDisplayName, createDirIV, deleteLongName, DIRIV_NAME, hashLongName, LONGNAME_SUFFIX, longNameKind, matchesAny, NameMemo, readLongName, resolveDirConflicts, type ConflictEntry } from '../names/index.js';
 import { fsError } from '../util/errors.js';
 import { fdatasync, fsync } from '../util/fd-io.js';
-import { modeWord, putWords, setSizeWords, sizeWords, STAT_WORDS } from '../util/stat-words.js';
+import { modeWord, putWords, STAT_WORDS } from '../util/stat-words.js';
 import { AT_REMOVEDIR } from '../util/sys-at.js';
 import { randomBytes } from 'node:crypto';
 import type { DirSlot, Located } from './backing/index.js';
 import { keepableState } from './listing-state.js';
+import { setPlainSizeWords } from './stats.js';
 import { assertWritable, atEntry, credentialOf, plainError, withLongName, type Owner, type VaultCore } from './vault-core.js';
 
 /** A listing with every entry's attributes (Vault.readdirPacked). */
@@ -216,7 +216,7 @@ export async function readdirPacked(core: VaultCore, path: string): Promise<Pack
       }
       const type = modeWord(words, i) & C.S_IFMT;
       if (type === 0 || type === C.S_IFLNK) continue;
-      if (type === C.S_IFREG) setSizeWords(words, i, cipherSizeToPlainSize(layout, sizeWords(words, i)));
+      if (type === C.S_IFREG) setPlainSizeWords(layout, words, i);
       const none = native ? native.xattrSizes[i] === 0 : await core.at.listxattrat(dir.fd, disk[i]!).then((names) => names.length === 0, () => false);
       flags[i] = LISTED_ATTRS | (none ? LISTED_NO_XATTRS : 0) | (entries[i]!.long ? LISTED_LONG_NAME : 0);
     }

@@ -1,5 +1,7 @@
 /** Stats as the plaintext view shows them. */
 import type { BigIntStats, Stats } from 'node:fs';
+import { cipherSizeToPlainSize, type Layout } from '../content/index.js';
+import { setSizeWords, sizeWords } from '../util/stat-words.js';
 
 /**
  * The permission bits left when an unprivileged write, truncate or chown
@@ -16,4 +18,9 @@ export function withoutSetIdBits(mode: number): number {
 export function setSize(st: Stats | BigIntStats, size: number): void {
   if (typeof st.size === 'bigint') (st as BigIntStats).size = BigInt(size);
   else (st as Stats).size = size;
+}
+
+/** Replaces the cipher size of entry `i` of stat words, a regular file's, with its plaintext size. */
+export function setPlainSizeWords(layout: Layout, w: Uint32Array, i: number): void {
+  setSizeWords(w, i, cipherSizeToPlainSize(layout, sizeWords(w, i)));
 }
