@@ -197,7 +197,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
             const st = await hidden.statOfHandle(h);
             if (st) return st;
           }
-          return h.stat({ bigint: true });
+          return h.statWords();
         },
         (st: Uint32Array | BigIntStats) => [shown(st)],
       );
@@ -236,7 +236,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
         const f = await vault.open(path, (flags & ~(C.O_APPEND | C.O_TRUNC)) | C.O_CREAT, mode & 0o7777, ownerOf(caller));
         const fh = addHandle(f);
         // The attributes for the fgetattr libfuse makes next (see answerWithStat).
-        return { fh, st: await f.stat({ bigint: true }).catch(() => undefined) };
+        return { fh, st: await f.statWords().catch(() => undefined) };
       }, ({ fh, st }) => [fh, shown(st)]);
     },
 
@@ -289,7 +289,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       answerWithStat('ftruncate', path, cb, async () => {
         if (dropSetId) await f.dropSetIdBits();
         await f.truncate(size);
-      }, () => f.stat({ bigint: true }));
+      }, () => f.statWords());
     },
 
     unlink(path: string, cb: FuseCallback): void {

@@ -10,7 +10,7 @@ import { closeFd, fchmod, fchown, fdatasync, fstat, fstatBig, fsync } from '../u
 import type { AtCalls, TimeArg } from '../util/sys-at.js';
 import { allocateContent, plainSize, readContent, readContentInto, truncateContent, writeContent, type ContentFile } from './file-content.js';
 import { accessMode } from './open-flags.js';
-import { setSize, withoutSetIdBits } from './stats.js';
+import { setPlainSizeWords, setSize, withoutSetIdBits } from './stats.js';
 
 /** What a handle needs of its vault to change the file's attributes. */
 export interface FileAttrAccess {
@@ -143,6 +143,19 @@ export class VaultFile {
     const st = opts.bigint ? await fstatBig(this.f.fd) : await fstat(this.f.fd);
     setSize(st, await this.size());
     return st;
+  }
+
+  /**
+   * The attributes as stat words (src/util/stat-words.ts) with the
+   * plaintext size: one fstat, where stat() makes two and builds a Stats.
+   */
+  async statWords(): Promise<Uint32Array> {
+    this.check('fstat', 'any');
+    return this.f.state.shared(async () => {
+      const w = await this.attrs.at.fstat(this.f.fd);
+      setPlainSizeWords(this.f.cipher.layout, w, 0);
+      return w;
+    });
   }
 
   private checkChange(syscall: string): void {

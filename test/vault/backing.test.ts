@@ -12,6 +12,7 @@ import { promises as fsp, readdirSync, lstatSync, readFileSync, constants as C }
 import { join } from 'node:path';
 import { Vault } from '../../src/index.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { statsFromWords } from '../../src/util/stat-words.js';
 import { internalAccess } from '../../src/vault/internal-access.js';
 import { needs } from '../helpers/requirements.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
@@ -115,6 +116,23 @@ describe('the backing layer', () => {
       assert.equal(await h.size(), 100_000, 'KEEP_SIZE keeps the size');
       assert.ok((await fsp.stat(await v.cipherPath('/fa'))).blocks > before, 'the space is reserved on the cipher file');
       await assert.rejects(h.fallocate(3, 0, 4096), { code: 'EOPNOTSUPP' }); // PUNCH_HOLE | KEEP_SIZE
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("a handle's stat words say what its stat says, the plaintext size included", async () => {
+    const h = await v.open('/worded', 'w+');
+    try {
+      for (const size of [0, 1, 4096, 4097, 10_000]) {
+        await h.truncate(size);
+        const st = await h.stat({ bigint: true });
+        const w = statsFromWords(await h.statWords(), 0, true);
+        assert.equal(w.size, BigInt(size));
+        for (const k of ['size', 'mode', 'uid', 'gid', 'ino', 'dev', 'nlink', 'blocks', 'atimeNs', 'mtimeNs', 'ctimeNs'] as const) {
+          assert.equal(w[k], k === 'dev' ? BigInt.asUintN(32, st.dev) : st[k], `${k} at size ${size}`);
+        }
+      }
     } finally {
       await h.close();
     }
