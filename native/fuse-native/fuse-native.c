@@ -251,6 +251,13 @@ typedef struct {
   uint64_t last_op_ns;
   int hot;
   uv_idle_t idle;
+  // spinning only while a core is free (see spin_gate_open); gate_mut held by the one thread looking
+  int gate_on;
+  int gate_open;
+  uint64_t gate_checked_ns;
+  uint64_t gate_busy_ticks;
+  uint64_t gate_self_ns;
+  uv_mutex_t gate_mut;
 
   // the locals of libfuse threads that have ended, for the threads it
   // starts next (see fuse_native_thread_exit); a list through next_free
@@ -2865,9 +2872,70 @@ static inline void fuse_native_cpu_relax () {
 #endif
 }
 
+// Spinning only while a core is free. A spinning thread holds a core; with
+// other processes at work that core is theirs, and the spin delays them
+// and, through them, the requests it waits for (tscryptfs's
+// Documentation/performance.md, "Spinning only while a core is free").
+// At most every GATE_NS the thread about to spin measures how many cores
+// the machine's other processes kept busy since the last look: all busy
+// time in /proc/stat less this process's own CPU time, so our spinning
+// does not count. The gate stays open while they leave GATE_FREE_CORES
+// (in hundredths) free; it stays as it was when /proc/stat cannot be read.
+#define GATE_NS 250000000ull
+#define GATE_FREE_CORES 125
+
+static int gate_busy_ticks (uint64_t *out) {
+  char buf[512];
+  int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  // "cpu  user nice system idle iowait irq softirq steal ...": all but idle and iowait are busy
+  unsigned long long v[8] = {0};
+  if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 7) return 0;
+  *out = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+  return 1;
+}
+
+static uint64_t gate_self_ns () {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+static int spin_gate_open (fuse_thread_t *ft) {
+  if (!ft->gate_on) return 1;
+  const uint64_t now = fuse_native_now_ns();
+  if (now - __atomic_load_n(&ft->gate_checked_ns, __ATOMIC_RELAXED) >= GATE_NS && uv_mutex_trylock(&ft->gate_mut) == 0) {
+    const uint64_t since = now - ft->gate_checked_ns;
+    uint64_t busy;
+    if (since >= GATE_NS && gate_busy_ticks(&busy)) {
+      static long hz = 0, cpus = 0;
+      if (hz == 0) {
+        hz = sysconf(_SC_CLK_TCK);
+        cpus = sysconf(_SC_NPROCESSORS_ONLN);
+      }
+      const uint64_t self = gate_self_ns();
+      if (ft->gate_checked_ns != 0 && hz > 0 && cpus > 0) {
+        // cores the others kept busy, in hundredths
+        const double others_ns = (double) (busy - ft->gate_busy_ticks) * 1e9 / (double) hz - (double) (self - ft->gate_self_ns);
+        const double others = others_ns * 100.0 / (double) since;
+        __atomic_store_n(&ft->gate_open, (double) cpus * 100.0 - others >= GATE_FREE_CORES, __ATOMIC_RELAXED);
+      }
+      ft->gate_busy_ticks = busy;
+      ft->gate_self_ns = self;
+    }
+    __atomic_store_n(&ft->gate_checked_ns, now, __ATOMIC_RELAXED);
+    uv_mutex_unlock(&ft->gate_mut);
+  }
+  return __atomic_load_n(&ft->gate_open, __ATOMIC_RELAXED);
+}
+
 static void fuse_native_idle (uv_idle_t *handle) {
   fuse_thread_t *ft = (fuse_thread_t *) handle->data;
-  if (fuse_native_now_ns() - __atomic_load_n(&ft->last_op_ns, __ATOMIC_RELAXED) > ft->hot_ns) {
+  if (fuse_native_now_ns() - __atomic_load_n(&ft->last_op_ns, __ATOMIC_RELAXED) > ft->hot_ns || !spin_gate_open(ft)) {
     uv_idle_stop(handle);
     ft->hot = 0;
   }
@@ -2876,7 +2944,7 @@ static void fuse_native_idle (uv_idle_t *handle) {
 static void fuse_native_keep_hot (fuse_thread_t *ft) {
   if (ft->hot_ns == 0) return;
   __atomic_store_n(&ft->last_op_ns, fuse_native_now_ns(), __ATOMIC_RELAXED);
-  if (!ft->hot) {
+  if (!ft->hot && spin_gate_open(ft)) {
     ft->hot = 1;
     uv_idle_start(&ft->idle, fuse_native_idle);
   }
@@ -2898,7 +2966,7 @@ static void fuse_native_hand_over (fuse_thread_locals_t *l) {
   uint64_t spin_ns = ft->spin_ns;
   if (op == op_write && spin_ns > 0 && l->len >= 131072) spin_ns = (uint64_t) l->len * 3;
   uv_async_send(&(l->async));
-  if (spin_ns > 0 && queued == 0) {
+  if (spin_ns > 0 && queued == 0 && spin_gate_open(ft)) {
     struct tscryptfs_assist_hook *assist = __atomic_load_n(&(ft->assist_hook), __ATOMIC_ACQUIRE);
     uint64_t start = fuse_native_now_ns();
     for (;;) {
@@ -3137,6 +3205,10 @@ NAPI_METHOD(fuse_native_mount) {
   ft->spin_ns = (uint64_t) mount_option(env, tuning, "spinAnswerMicros") * 1000; // spinning, see fuse_native_hand_over
   ft->hot_ns = (uint64_t) mount_option(env, tuning, "spinLoopMicros") * 1000;
   ft->hot = 0;
+  ft->gate_on = mount_option(env, tuning, "spinGate") ? 1 : 0;
+  ft->gate_open = 1;
+  ft->gate_checked_ns = 0;
+  uv_mutex_init(&ft->gate_mut);
   uv_idle_init(uv_default_loop(), &ft->idle);
   ft->idle.data = ft;
   uv_unref((uv_handle_t *) &ft->idle);

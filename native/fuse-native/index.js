@@ -390,6 +390,7 @@ class Fuse extends Nanoresource {
               killPriv: !!self.opts.killPriv,
               spinAnswerMicros: spinMicros(self.opts.spin, 'answer'),
               spinLoopMicros: spinMicros(self.opts.spin, 'loop'),
+              spinGate: !!(self.opts.spin && self.opts.spin.gate), // poll only while a core is free (see spin_gate_open)
               // opts.releaseLater: RELEASE answered at once, ops.release(path, fd, cb) called later (see fuse-native.c)
               releaseLater: self.opts.releaseLater && self.ops.release ? (path, fd) => self.ops.release(path, fd, () => {}) : false
             })

@@ -112,12 +112,16 @@ export function bindingSwitches(hasFastPath: boolean, env: NodeJS.ProcessEnv = p
  * it to 3 ns per byte for a 128 KiB write. Documentation/performance.md
  * ("Spinning instead of sleeping", "Spinning only when alone") has the
  * measurements behind these numbers.
- * TSCRYPTFS_SPIN=ANSWER,LOOP overrides them ("0,0": off), for measurements.
+ * Either polls only while the machine's other processes leave a core free
+ * (`gate`; "Spinning only while a core is free"): with the cores taken, the
+ * polling thread delays the very processes whose requests it waits for.
+ * TSCRYPTFS_SPIN=ANSWER,LOOP overrides the times ("0,0": off) and
+ * TSCRYPTFS_SPIN_GATE=0 polls whatever the load, for measurements.
  */
-export function spinSettings(env: string | undefined = switchValue('TSCRYPTFS_SPIN')): { answer: number; loop: number } {
+export function spinSettings(env: string | undefined = switchValue('TSCRYPTFS_SPIN'), gate = envSwitch('TSCRYPTFS_SPIN_GATE')): { answer: number; loop: number; gate: boolean } {
   const m = env === undefined ? null : /^(\d+),(\d+)$/.exec(env.trim());
-  if (m) return { answer: Number(m[1]), loop: Number(m[2]) };
-  return { answer: 40, loop: 200 };
+  if (m) return { answer: Number(m[1]), loop: Number(m[2]), gate };
+  return { answer: 40, loop: 200, gate };
 }
 
 export function fuseOptionList(o: MountOptions): string[] {

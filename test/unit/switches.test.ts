@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envSwitch, SWITCHES, switchNumber, switchValue, type SwitchInfo, type SwitchName } from '../../src/util/switches.js';
+import { spinSettings } from '../../src/fuse/mount.js';
 import { nativeFastPathSwitches } from '../../src/fuse/native-fast-path.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
@@ -89,4 +90,13 @@ test('every switch but the internal one is set by some test (or, for the native 
     return !testFiles.some((text) => new RegExp(`\\b${name}\\b['"]?\\s*[:=\\]]`).test(text));
   });
   assert.deepEqual(unset, []);
+});
+
+test('the spins: TSCRYPTFS_SPIN sets both times, and they poll only while a core is free unless TSCRYPTFS_SPIN_GATE=0', () => {
+  assert.deepEqual(spinSettings(undefined, true), { answer: 40, loop: 200, gate: true });
+  assert.deepEqual(spinSettings('10,300', true), { answer: 10, loop: 300, gate: true });
+  assert.deepEqual(spinSettings('0,0', false), { answer: 0, loop: 0, gate: false });
+  assert.deepEqual(spinSettings('soon', false), { answer: 40, loop: 200, gate: false });
+  assert.equal(envSwitch('TSCRYPTFS_SPIN_GATE', {}), true);
+  assert.equal(envSwitch('TSCRYPTFS_SPIN_GATE', { TSCRYPTFS_SPIN_GATE: '0' }), false);
 });
