@@ -257,6 +257,8 @@ typedef struct {
   uint64_t gate_checked_ns;
   uint64_t gate_busy_ticks;
   uint64_t gate_self_ns;
+  long gate_hz; // clock ticks per second of /proc/stat
+  long gate_cpus; // CPUs online
   uv_mutex_t gate_mut;
 
   // the locals of libfuse threads that have ended, for the threads it
@@ -2880,7 +2882,8 @@ static inline void fuse_native_cpu_relax () {
 // the machine's other processes kept busy since the last look: all busy
 // time in /proc/stat less this process's own CPU time, so our spinning
 // does not count. The gate stays open while they leave GATE_FREE_CORES
-// (in hundredths) free; it stays as it was when /proc/stat cannot be read.
+// (in hundredths) free, so on one CPU it never opens; it stays as it was
+// when /proc/stat cannot be read.
 #define GATE_NS 250000000ull
 #define GATE_FREE_CORES 125
 
@@ -2912,11 +2915,7 @@ static int spin_gate_open (fuse_thread_t *ft) {
     const uint64_t since = now - ft->gate_checked_ns;
     uint64_t busy;
     if (since >= GATE_NS && gate_busy_ticks(&busy)) {
-      static long hz = 0, cpus = 0;
-      if (hz == 0) {
-        hz = sysconf(_SC_CLK_TCK);
-        cpus = sysconf(_SC_NPROCESSORS_ONLN);
-      }
+      const long hz = ft->gate_hz, cpus = ft->gate_cpus;
       const uint64_t self = gate_self_ns();
       if (ft->gate_checked_ns != 0 && hz > 0 && cpus > 0) {
         // cores the others kept busy, in hundredths
@@ -3208,6 +3207,8 @@ NAPI_METHOD(fuse_native_mount) {
   ft->gate_on = mount_option(env, tuning, "spinGate") ? 1 : 0;
   ft->gate_open = 1;
   ft->gate_checked_ns = 0;
+  ft->gate_hz = sysconf(_SC_CLK_TCK);
+  ft->gate_cpus = sysconf(_SC_NPROCESSORS_ONLN);
   uv_mutex_init(&ft->gate_mut);
   uv_idle_init(uv_default_loop(), &ft->idle);
   ft->idle.data = ft;
