@@ -62,7 +62,7 @@ export const SWITCHES = {
     default: '40,200',
     meaning: 'Microseconds the libfuse thread and the JS loop poll before they sleep ("0,0": never).',
   },
-  TSCRYPTFS_SPIN_GATE: off('measurement', 'Poll (TSCRYPTFS_SPIN) only while the machine\'s other processes leave a core free.'),
+  TSCRYPTFS_SPIN_GATE: off('measurement', 'Poll (TSCRYPTFS_SPIN) only while the machine\'s other processes leave 1.25 cores free.'),
   TSCRYPTFS_FS_IO: {
     kind: 'user',
     values: 'direct|async',
