@@ -14,8 +14,10 @@
  *                                            answer goes to out[0..3]: type,
  *                                            start, length, pid); never waits
  *   flock(fd, op)                        -> 0 or -errno (flock(2))
- *   returnMemory()                       -> undefined: V8's and malloc's free
- *                                            memory back to the system
+ *   returnMemory()                       -> kB of file pages unmapped: V8's and
+ *                                            malloc's free memory back to the
+ *                                            system, and the clean pages of
+ *                                            read-only file mappings
  *                                            (memory.cc)
  *
  * tscryptfs reserves the space of every cipher block before writing it

@@ -31,7 +31,7 @@ export interface QuietOptions {
 export function returnMemoryWhenQuiet(lastActivity: () => number, opts: QuietOptions = {}): () => void {
   if (!envSwitch('TSCRYPTFS_RETURN_MEMORY')) return () => undefined;
   const quiet = switchNumber('TSCRYPTFS_QUIET_MS', 5000, 1); // the quiet spell and the rest between looks
-  const { quietMs = quiet, restMs = quiet, give = returnMemory } = opts;
+  const { quietMs = quiet, restMs = quiet, give = () => returnMemory() !== null } = opts;
   /** The activity time the last return followed: nothing to give back until a request comes after it. */
   let givenAfter = -1;
   let timer: NodeJS.Timeout | undefined;

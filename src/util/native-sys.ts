@@ -15,7 +15,7 @@ interface SysBinding {
   statListing(dir: string, names: string[]): ArrayBuffer;
   lock(fd: number, set: number, type: number, start: number, len: number, out: Float64Array): number;
   flock(fd: number, op: number): number;
-  returnMemory(): void;
+  returnMemory(): number;
 }
 
 /** Reserve without changing the file size. */
@@ -87,16 +87,17 @@ export function seekData(fd: number, offset: number): number | 'hole' | null {
 }
 
 /**
- * Gives the memory V8 and malloc hold but do not use back to the system
- * (native/sys/memory.cc): a full collection that shrinks the heap, then
- * malloc_trim. Tens of milliseconds; for a process with nothing else to
- * do. False without the addon (nothing is done).
+ * Gives the memory V8 and malloc hold but do not use back to the system,
+ * and unmaps the clean pages of read-only file mappings such as the node
+ * executable's code (native/sys/memory.cc): a full collection that shrinks
+ * the heap, malloc_trim, then madvise. Tens of milliseconds; for a process
+ * with nothing else to do. Returns the kB of file pages unmapped; null
+ * without the addon (nothing is done).
  */
-export function returnMemory(): boolean {
+export function returnMemory(): number | null {
   const b = binding();
-  if (!b) return false;
-  b.returnMemory();
-  return true;
+  if (!b) return null;
+  return b.returnMemory();
 }
 
 /** What statListing found for each entry of a listing. */
