@@ -55,7 +55,7 @@ export const SWITCHES = {
   TSCRYPTFS_KEPT_COPIES: off('measurement', 'Answer a listing of a directory listed before, while that listing still holds, from the binding\'s copy of it (with kept listings).'),
   TSCRYPTFS_KILLPRIV: off('measurement', 'Let the kernel ask once per file whether setuid and setgid bits need dropping on write (FUSE_HANDLE_KILLPRIV_V2).'),
   TSCRYPTFS_RELEASE_LATER: off('measurement', 'Answer a file\'s release before JS has closed its backing descriptor.'),
-  TSCRYPTFS_RETURN_MEMORY: off('measurement', 'Give freed memory back to the system when the mount has been idle.'),
+  TSCRYPTFS_RETURN_MEMORY: off('measurement', 'Give freed memory and unused code pages back to the system after start-up and when the mount has been idle.'),
   TSCRYPTFS_SPIN: {
     kind: 'measurement',
     values: 'ANSWER,LOOP',

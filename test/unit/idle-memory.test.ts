@@ -18,27 +18,53 @@ afterEach(() => mock.timers.reset());
 test('gives back once per quiet spell: not during a burst, once after it, not again until requests come', () => {
   let last = Date.now();
   const given: number[] = [];
-  const stop = returnMemoryWhenQuiet(() => last, { quietMs: 500, restMs: 5000, give: () => (given.push(Date.now() - 1_000_000), true) });
-  // A burst: a request every 100 ms for 3 s.
-  for (let t = 0; t < 3000; t += 100) {
-    mock.timers.tick(100);
+  const stop = returnMemoryWhenQuiet(() => last, { quietMs: 500, startMs: 100, restMs: 5000, give: () => (given.push(Date.now() - 1_000_000), true) });
+  // A burst from the start: a request every 50 ms for 3 s.
+  for (let t = 0; t < 3000; t += 50) {
+    mock.timers.tick(50);
     last = Date.now();
   }
-  assert.deepEqual(given, [], 'nothing while requests come');
+  assert.deepEqual(given, [100], 'nothing while requests come but start-up\'s');
   mock.timers.tick(499);
-  assert.deepEqual(given, []);
+  assert.deepEqual(given, [100]);
   mock.timers.tick(1);
-  assert.deepEqual(given, [3500], 'half a second after the last request');
+  assert.deepEqual(given, [100, 3500], 'half a second after the last request');
   mock.timers.tick(60_000);
-  assert.deepEqual(given, [3500], 'an idle mount is left alone');
+  assert.deepEqual(given, [100, 3500], 'an idle mount is left alone');
   // One request after a long rest: seen at the next look (every 5 s), then given back.
   last = Date.now();
   mock.timers.tick(5000);
-  assert.deepEqual(given, [3500, 68500]);
+  assert.deepEqual(given, [100, 3500, 68500]);
   stop();
   last = Date.now();
   mock.timers.tick(60_000);
-  assert.equal(given.length, 2, 'stopped');
+  assert.equal(given.length, 3, 'stopped');
+});
+
+test('the first give-back comes right after the start, busy or not; then once per quiet spell', () => {
+  const given: number[] = [];
+  const last = Date.now();
+  const stop = returnMemoryWhenQuiet(() => last, { quietMs: 500, startMs: 100, restMs: 5000, give: () => (given.push(Date.now() - 1_000_000), true) });
+  mock.timers.tick(99);
+  assert.deepEqual(given, []);
+  mock.timers.tick(1);
+  assert.deepEqual(given, [100], 'start-up is a burst of its own');
+  mock.timers.tick(60_000);
+  assert.deepEqual(given, [100], 'once');
+  stop();
+
+  const busyGiven: number[] = [];
+  const started = Date.now();
+  let busy = started;
+  const stopBusy = returnMemoryWhenQuiet(() => busy, { quietMs: 500, startMs: 100, give: () => (busyGiven.push(Date.now() - started), true) });
+  for (let t = 0; t < 1000; t += 20) {
+    mock.timers.tick(20);
+    busy = Date.now();
+  }
+  assert.deepEqual(busyGiven, [100], 'start-up\'s leftovers, in the middle of the first burst');
+  mock.timers.tick(500);
+  assert.deepEqual(busyGiven, [100, 1500], 'and the burst\'s, half a second after its last request');
+  stopBusy();
 });
 
 test('at most one look per quiet period while requests come', () => {
