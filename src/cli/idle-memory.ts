@@ -20,12 +20,19 @@
  * peaks 27 MB lower for it. TSCRYPTFS_RETURN_MEMORY=0 turns it off;
  * TSCRYPTFS_QUIET_MS shortens the spell for tests.
  *
- * No polling at a fixed rate: while requests come, the next look is due
- * when the spell since the last one would be `quietMs` long; once the
- * memory is back, a look every `restMs` notices the next burst.
+ * No polling at a fixed rate when idle: while requests come, the next look
+ * is due when the spell since the last one would be `quietMs` long, but at
+ * most `LOOK_MS` away, since a mount sees the requests answered in C only
+ * at a look and dates them by it (fuse/operations.ts lastActivity): the
+ * memory goes back at most `quietMs` + `LOOK_MS` after the last request.
+ * Once it is back, a look every `restMs` notices the next burst.
  */
+
 import { returnMemory } from '../util/native-sys.js';
 import { envSwitch, switchNumber } from '../util/switches.js';
+
+/** The longest wait between two looks while requests come. */
+const LOOK_MS = 1000;
 
 export interface QuietOptions {
   quietMs?: number;
@@ -52,7 +59,7 @@ export function returnMemoryWhenQuiet(lastActivity: () => number, opts: QuietOpt
     const last = lastActivity();
     if (last === givenAfter) return lookIn(restMs);
     const due = last + quietMs - Date.now();
-    if (due > 0) return lookIn(due);
+    if (due > 0) return lookIn(Math.min(due, LOOK_MS));
     givenAfter = last;
     if (give()) lookIn(restMs);
   };

@@ -79,6 +79,32 @@ test('at most one look per quiet period while requests come', () => {
   assert.ok(looks <= 21, `${looks} looks in 10 s of requests`);
 });
 
+test('requests seen only at a look (answered in C) are dated by it: the memory goes back at most a second after the quiet spell', () => {
+  const started = Date.now();
+  let served = 0;
+  let seen = 0;
+  let stamp = started;
+  const last = (): number => {
+    if (served !== seen) {
+      seen = served;
+      stamp = Date.now();
+    }
+    return stamp;
+  };
+  const given: number[] = [];
+  const stop = returnMemoryWhenQuiet(last, { quietMs: 5000, startMs: 100, restMs: 5000, give: () => (given.push(Date.now() - started), true) });
+  // Requests every 10 ms for 20.35 s, then none.
+  for (let t = 0; t < 20_350; t += 10) {
+    mock.timers.tick(10);
+    served++;
+  }
+  for (let t = 0; t < 7000; t += 50) mock.timers.tick(50);
+  assert.equal(given[0], 100, 'start-up\'s');
+  assert.equal(given.length, 2);
+  assert.ok(given[1]! > 20_350 + 5000 && given[1]! <= 20_350 + 6000, `given back ${given[1]! - 20_350} ms after the last request`);
+  stop();
+});
+
 test('without the addon the watch ends after the first try; TSCRYPTFS_RETURN_MEMORY=0 starts none', () => {
   let tries = 0;
   let last = Date.now();
