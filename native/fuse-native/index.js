@@ -775,6 +775,12 @@ class Fuse extends Nanoresource {
     return this._thread ? binding.fuse_native_attr_gen(this._thread) : 0
   }
 
+  // empties the attribute cache and the kept listings and gives their
+  // memory back (dropCaches in fuse-native.c); the bytes given back
+  dropCaches () {
+    return this._thread ? binding.fuse_native_drop_caches(this._thread) : 0
+  }
+
   // the native fast path (see setFastPath in fuse-native.c): `hook` is an
   // external from its owner, or null. Only while mounted; true when set.
   setFastPath (hook) {

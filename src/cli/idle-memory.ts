@@ -27,7 +27,6 @@
  * memory goes back at most `quietMs` + `LOOK_MS` after the last request.
  * Once it is back, a look every `restMs` notices the next burst.
  */
-
 import { returnMemory } from '../util/native-sys.js';
 import { envSwitch, switchNumber } from '../util/switches.js';
 
@@ -39,8 +38,8 @@ export interface QuietOptions {
   /** When the first give-back comes, busy or not. */
   startMs?: number;
   restMs?: number;
-  /** Gives the memory back; false when it cannot (then the watch ends). */
-  give?: () => boolean;
+  /** Gives the memory back (`atStart`: start-up's); false when it cannot (then the watch ends). */
+  give?: (atStart: boolean) => boolean;
 }
 
 /** Starts watching `lastActivity` (ms since the epoch of the last request); returns the function that stops it. */
@@ -61,11 +60,11 @@ export function returnMemoryWhenQuiet(lastActivity: () => number, opts: QuietOpt
     const due = last + quietMs - Date.now();
     if (due > 0) return lookIn(Math.min(due, LOOK_MS));
     givenAfter = last;
-    if (give()) lookIn(restMs);
+    if (give(false)) lookIn(restMs);
   };
   const atStart = (): void => {
     givenAfter = lastActivity();
-    if (give()) lookIn(quietMs); // a burst may be under way
+    if (give(true)) lookIn(quietMs); // a burst may be under way
   };
   timer = setTimeout(atStart, startMs);
   timer.unref();

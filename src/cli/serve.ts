@@ -15,6 +15,7 @@ import type { BackendName } from '../crypto/index.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { panicOnWarning } from './output.js';
 import { returnMemoryWhenQuiet } from './idle-memory.js';
+import { returnMemory } from '../util/native-sys.js';
 import { switchValue } from '../util/switches.js';
 
 /** Everything a mount process needs; plain data so it can cross to the daemon (structured clone: the key stays bytes). */
@@ -135,7 +136,19 @@ export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
 
-  const stopReturningMemory = returnMemoryWhenQuiet(() => mounted.operations.lastActivity());
+  /** What went back to the system, for TSCRYPTFS_OPSTATS. */
+  const given = { memoryGivenBack: 0, cacheBytesDropped: 0, filePagesKbUnmapped: 0 };
+  const stopReturningMemory = returnMemoryWhenQuiet(() => mounted.operations.lastActivity(), {
+    // The binding's caches too, after a quiet spell (at the start they are all but empty).
+    give: (atStart) => {
+      if (!atStart) given.cacheBytesDropped += mounted.dropCaches();
+      const kb = returnMemory();
+      if (kb === null) return false;
+      given.memoryGivenBack++;
+      given.filePagesKbUnmapped += kb;
+      return true;
+    },
+  });
   let idleTimer: NodeJS.Timeout | undefined;
   if (plan.idleMs > 0) {
     const every = Math.max(100, Math.min(plan.idleMs / 10, 60_000));
@@ -155,14 +168,15 @@ export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{
     await Promise.all(mounted.operations.handles.all().map((f) => f.close().catch(() => undefined)));
     await ctlsock?.close();
     await backing.close();
-    writeCallCounts(mounted.operations.calls(), log);
+    writeCallCounts({ ...mounted.operations.calls(), ...given }, log);
   });
   return { mounted, done };
 }
 
 /**
  * TSCRYPTFS_OPSTATS=FILE: at unmount, the number of calls per FUSE operation
- * that reached JS, as JSON (to see what a workload costs in round trips).
+ * that reached JS, as JSON (to see what a workload costs in round trips),
+ * and what the daemon gave back to the system (src/cli/idle-memory.ts).
  */
 function writeCallCounts(calls: Record<string, number>, log: Logger): void {
   const file = switchValue('TSCRYPTFS_OPSTATS');

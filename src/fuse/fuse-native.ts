@@ -17,6 +17,8 @@ export interface FuseInstance extends EventEmitter {
   mount(cb: (err: Error | null) => void): void;
   /** The attribute cache's generation (0: cache off or not mounted). */
   attrGen(): number;
+  /** Empties the binding's caches and gives their memory back; the bytes given back. */
+  dropCaches(): number;
   /** Sets (or, with null, clears) the native read path; false when not mounted. */
   setFastPath(hook: object | null): boolean;
   /** Sets (or clears) what libfuse threads do while they wait for JS; false when not mounted. */

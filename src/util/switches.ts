@@ -79,7 +79,7 @@ export const SWITCHES = {
     kind: 'measurement',
     values: 'FILE',
     default: 'unset',
-    meaning: 'At unmount, write the number of requests per FUSE operation that reached JS (and those answered natively) to FILE, as JSON.',
+    meaning: 'At unmount, write the number of requests per FUSE operation that reached JS (and those answered natively), and what was given back to the system when idle, to FILE, as JSON.',
   },
   TSCRYPTFS_PROGRESS_MS: {
     kind: 'test',
