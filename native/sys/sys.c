@@ -19,6 +19,8 @@
  *                                            system, and the clean pages of
  *                                            read-only file mappings
  *                                            (memory.cc)
+ *   limitMallocArenas()                  -> the arenas malloc may have now:
+ *                                            one per CPU (memory.cc)
  *
  * tscryptfs reserves the space of every cipher block before writing it
  * (FALLOC_FL_KEEP_SIZE, as gocryptfs does), so a full disk fails the write
@@ -205,6 +207,8 @@ static napi_value init(napi_env env, napi_value exports)
     napi_set_named_property(env, exports, "flock", fn);
     napi_create_function(env, "returnMemory", NAPI_AUTO_LENGTH, sys_return_memory, NULL, &fn);
     napi_set_named_property(env, exports, "returnMemory", fn);
+    napi_create_function(env, "limitMallocArenas", NAPI_AUTO_LENGTH, sys_limit_malloc_arenas, NULL, &fn);
+    napi_set_named_property(env, exports, "limitMallocArenas", fn);
     sys_at_register(env, exports);
     return exports;
 }

@@ -16,6 +16,7 @@ interface SysBinding {
   lock(fd: number, set: number, type: number, start: number, len: number, out: Float64Array): number;
   flock(fd: number, op: number): number;
   returnMemory(): number;
+  limitMallocArenas(): number;
 }
 
 /** Reserve without changing the file size. */
@@ -98,6 +99,16 @@ export function returnMemory(): number | null {
   const b = binding();
   if (!b) return null;
   return b.returnMemory();
+}
+
+/**
+ * Lets malloc keep one arena per CPU instead of eight, for a mount daemon
+ * whose libfuse threads come and go (native/sys/memory.cc). The number of
+ * arenas allowed; 0 when it could not be set, null without the addon.
+ */
+export function limitMallocArenas(): number | null {
+  const b = binding();
+  return b ? b.limitMallocArenas() : null;
 }
 
 /** What statListing found for each entry of a listing. */

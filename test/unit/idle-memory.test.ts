@@ -7,9 +7,10 @@
 import { afterEach, beforeEach, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { returnMemoryWhenQuiet } from '../../src/cli/idle-memory.js';
-import { returnMemory } from '../../src/util/native-sys.js';
+import { limitMallocArenas, returnMemory } from '../../src/util/native-sys.js';
 import { readFileSync, realpathSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { cpus } from 'node:os';
 import { needs } from '../helpers/requirements.js';
 
 beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }));
@@ -161,4 +162,9 @@ test('returnMemory unmaps the node executable\'s clean pages, keeps its private 
   assert.equal(createHash('sha256').update('abc').digest('hex'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   assert.deepEqual(JSON.parse(JSON.stringify({ a: [1, 2, 'x'] })), { a: [1, 2, 'x'] });
   assert.ok(mappedKb(exe).rss > after.rss, 'used pages are mapped again');
+});
+
+test('limitMallocArenas lets malloc keep one arena per CPU, at least two', needs('native'), () => {
+  mock.timers.reset();
+  assert.equal(limitMallocArenas(), Math.max(2, cpus().length));
 });
