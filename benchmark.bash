@@ -17,8 +17,10 @@
 #   FIO      fio --rw=randrw --bs=4k --size=64m --runtime=20
 #            --time_based --ioengine=psync --numjobs=1               IOPS (read + write)
 #   RSS      peak RSS (VmHWM) of the FUSE daemon during UNTAR        MB (10^6 B)
+#   PEAK     peak RSS of the FUSE daemon over all the phases above   MB
+#   IDLE     its VmRSS 8 s after the last phase (nothing asked)     MB
 #
-# and for each phase but RSS the CPU time of the mount's FUSE daemon (none
+# and for each phase but the three of memory the CPU time of the mount's FUSE daemon (none
 # for plain): user + sys seconds of all its threads, utime + stime of
 # /proc/PID/stat (in clock ticks, getconf CLK_TCK, 100 per second here)
 # read before and after the phase.
@@ -519,7 +521,7 @@ drop_caches() {
 fmt() {
 	case $1 in
 	UNTAR | MD5 | LS | RM | CPU) printf '%.2f' "$2" ;;
-	FIO | RSS) printf '%.0f' "$2" ;;
+	FIO | RSS | PEAK | IDLE) printf '%.0f' "$2" ;;
 	*) awk -v v="$2" 'BEGIN { if (v >= 100) printf "%.0f", v; else printf "%.1f", v }' ;;
 	esac
 }
@@ -716,9 +718,12 @@ if [[ $TWOMOUNTS -eq 1 ]]; then
 elif [[ $DD_ONLY -eq 1 ]]; then
 	PHASES=(WRITE READ)
 else
-	PHASES=(WRITE READ UNTAR MD5 LS RM DBENCH4 DBENCH16 FIO RSS)
+	PHASES=(WRITE READ UNTAR MD5 LS RM DBENCH4 DBENCH16 FIO RSS PEAK IDLE)
 fi
-declare -A UNIT=([WRITE]=MB/s [WRITE2]=MB/s [WRITE2B]=MB/s [READ]=MB/s [UNTAR]=s [MD5]=s [LS]=s [RM]=s [DBENCH4]=MB/s [DBENCH16]=MB/s [FIO]=IOPS [RSS]=MB)
+declare -A UNIT=([WRITE]=MB/s [WRITE2]=MB/s [WRITE2B]=MB/s [READ]=MB/s [UNTAR]=s [MD5]=s [LS]=s [RM]=s [DBENCH4]=MB/s [DBENCH16]=MB/s [FIO]=IOPS [RSS]=MB [PEAK]=MB [IDLE]=MB)
+# The seconds IDLE waits after the last phase: longer than the quiet spell
+# after which tscryptfs gives memory back (src/cli/idle-memory.ts).
+IDLE_WAIT=8
 declare -A RES=()     # "cand,phase" -> values of the rounds, space-separated
 declare -A ROUNDV=()  # "cand,round,phase" -> value
 declare -A CPURES=()     # "cand,phase" -> daemon CPU seconds of the rounds, space-separated
@@ -741,7 +746,7 @@ estimate_candidate() {
 	if [[ $DD_ONLY -eq 1 ]]; then
 		echo 5
 	else
-		echo $((4 + tree + 2 * (DBENCH_T * 6 / 5 + 1) + FIO_T + 1))
+		echo $((4 + tree + 2 * (DBENCH_T * 6 / 5 + 1) + FIO_T + 1 + IDLE_WAIT))
 	fi
 }
 est=0
@@ -754,7 +759,7 @@ echo "Expected duration: about $(((est + 59) / 60)) min (estimated from the 2-co
 
 # bench_candidate NAME ROUND: one candidate, one round, all phases.
 bench_candidate() {
-	local cand=$1 round=$2 dir=$WORK/$1.r$2 pid="" v
+	local cand=$1 round=$2 dir=$WORK/$1.r$2 pid="" v hwm_before=""
 	declare -A got=() cpu=()
 	mkdir "$dir" || { FAILMSG="mkdir $dir"; return 1; }
 	mount_candidate "$cand" "$dir" || { FAILMSG="mount: $FAILMSG"; return 1; }
@@ -796,7 +801,8 @@ bench_candidate() {
 	if [[ $DD_ONLY -eq 0 ]]; then
 		if [[ -n $pid ]]; then
 			# Reset the daemon's VmHWM to its current RSS: VmHWM after UNTAR
-			# is then the peak during UNTAR.
+			# is then the peak during UNTAR. The peak before it counts for PEAK.
+			hwm_before=$(proc_mem_kb "$pid" VmHWM)
 			echo 5 >"/proc/$pid/clear_refs" || { FAILMSG="cannot reset VmHWM of $pid"; return 1; }
 		fi
 		cpu_begin && run_timed "$LOGDIR/untar.log" tar xf "$TAR" && cpu_end UNTAR || { FAILMSG="UNTAR: $FAILMSG"; return 1; }
@@ -846,6 +852,15 @@ bench_candidate() {
 			{ FAILMSG="FIO: cannot read fio's result: $(tail -n 3 "$LOGDIR/fio.log" | tr '\n' ' ')"; return 1; }
 		got[FIO]=$v
 		rm -rf fio || { FAILMSG="rm -rf fio failed"; return 1; }
+		if [[ -n $pid ]]; then
+			v=$(proc_mem_kb "$pid" VmHWM)
+			[[ -n $v && -n $hwm_before ]] || { FAILMSG="no VmHWM of the daemon $pid"; return 1; }
+			got[PEAK]=$(awk -v a="$v" -v b="$hwm_before" 'BEGIN { printf "%.1f", (a > b ? a : b) * 1024 / 1e6 }')
+			sleep "$IDLE_WAIT"
+			v=$(proc_mem_kb "$pid" VmRSS)
+			[[ -n $v ]] || { FAILMSG="the daemon $pid is gone after the phases"; return 1; }
+			got[IDLE]=$(awk -v k="$v" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')
+		fi
 	fi
 
 	if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
@@ -919,9 +934,9 @@ median() {
 	tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g |
 		awk '{ a[NR] = $1 } END { if (NR == 0) exit 1; if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
-# The phases with a CPU column: all but RSS.
+# The phases with a CPU column: all but those of memory.
 CPU_PHASES=()
-for p in "${PHASES[@]}"; do [[ $p == RSS ]] || CPU_PHASES+=("$p"); done
+for p in "${PHASES[@]}"; do [[ $p == RSS || $p == PEAK || $p == IDLE ]] || CPU_PHASES+=("$p"); done
 declare -A MED=() CPUMED=()
 for c in "${CANDIDATES[@]}"; do
 	for p in "${PHASES[@]}"; do
@@ -1119,6 +1134,13 @@ if [[ $DD_ONLY -eq 0 ]]; then
 		[[ -n ${RES["$c,RSS"]:-} ]] || continue
 		mx=$(tr ' ' '\n' <<<"${RES["$c,RSS"]}" | grep -v '^$' | sort -g | tail -n 1)
 		printf '  %-21s median %6.1f MB, max %6.1f MB\n' "$c" "$(median "${RES["$c,RSS"]}")" "$mx"
+	done
+	echo "Peak RSS over all phases (PEAK) and VmRSS ${IDLE_WAIT} s after the last one (IDLE), median and max over rounds:"
+	for c in "${CANDIDATES[@]}"; do
+		[[ -n ${RES["$c,PEAK"]:-} && -n ${RES["$c,IDLE"]:-} ]] || continue
+		printf '  %-21s PEAK median %6.1f MB, max %6.1f MB; IDLE median %6.1f MB, max %6.1f MB\n' "$c" \
+			"$(median "${RES["$c,PEAK"]}")" "$(tr ' ' '\n' <<<"${RES["$c,PEAK"]}" | grep -v '^$' | sort -g | tail -n 1)" \
+			"$(median "${RES["$c,IDLE"]}")" "$(tr ' ' '\n' <<<"${RES["$c,IDLE"]}" | grep -v '^$' | sort -g | tail -n 1)"
 	done
 fi
 echo
