@@ -2,7 +2,7 @@
  * Mounting a Vault with fuse-native: the mount options gocryptfs uses,
  * and an unmount that always leaves nothing behind.
  */
-import { directoryTimesFollowChanges, storeLabel, type Vault } from '../vault/index.js';
+import { directoryTimesFollowChanges, internalAccess, storeLabel, type Vault } from '../vault/index.js';
 import type { ReverseView } from '../reverse/index.js';
 import type { Logger } from '../util/logger.js';
 import { DIRECT_IO } from '../util/fs-ops.js';
@@ -80,7 +80,7 @@ export interface Mounted {
   readonly closed: Promise<void>;
   /** Unmounts (the kernel refuses while files are open: EBUSY). */
   unmount(): Promise<void>;
-  /** Empties the binding's caches, as a fresh mount has them, and gives their memory back (for a quiet mount); the bytes given back. */
+  /** Empties the binding's caches, as a fresh mount has them, and gives their memory back, and the Vault forgets its decrypted names and kept directories (for a quiet mount); the bytes the binding gave back. */
   dropCaches(): number;
 }
 
@@ -152,7 +152,9 @@ export async function mountVault(vault: Vault, mountpoint: string, o: MountOptio
     log.info?.(`${storeLabel(vault.store)} may not change a directory's times for every change in it: listings are read from it each time`);
     opts = { ...o, keptListings: false };
   }
-  return mountOperations(operations, mountpoint, opts, vault.cipherdir, reads?.hook);
+  const mounted = await mountOperations(operations, mountpoint, opts, vault.cipherdir, reads?.hook);
+  const forget = internalAccess(vault);
+  return { ...mounted, dropCaches: () => (forget.forgetCaches(), mounted.dropCaches()) };
 }
 
 /** Mounts a reverse view (-reverse): always read-only, type fuse.tscryptfs-reverse. */

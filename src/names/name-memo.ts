@@ -27,6 +27,11 @@ export class NameMemo {
     this.map.set(ivKey + cname, plain);
   }
 
+  /** Forgets every name (a quiet mount gives its memory back). */
+  clear(): void {
+    this.map.clear();
+  }
+
   get size(): number {
     return this.map.size;
   }

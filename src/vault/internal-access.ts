@@ -24,6 +24,8 @@ export interface InternalAccess {
   rootFd(): number;
   /** A directory at `cipherPath` (its names on disk from the cipher directory, joined by "/"; all of them when omitted) was removed by the native path: the Vault forgets what it kept of it and below it. */
   forgetCipherDirs(cipherPath?: string): void;
+  /** The mount has gone quiet: the Vault forgets the names it decrypted and the directories it keeps open (all found again when needed). */
+  forgetCaches(): void;
   /** Write fences (./write-fences.ts) for the files opened from now on; `buffer` holds the counters the native path shares. */
   useWriteFences(buffer: ArrayBuffer, slots?: FenceSlots): void;
 }

@@ -126,6 +126,10 @@ export class Vault {
         if (cipherPath === undefined) this.tree.clear();
         else this.tree.forgetTree(posix.join(this.tree.rootPath, cipherPath));
       },
+      forgetCaches: () => {
+        this.tree.clear();
+        this.core.nameMemo.clear();
+      },
       useWriteFences: (buffer, slots) => this.files.useFences(new WriteFences(buffer, slots)),
     });
   }

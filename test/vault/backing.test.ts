@@ -270,6 +270,23 @@ describe('the backing layer', () => {
     assert.deepEqual(await v.readdir('/gone'), ['d']);
   });
 
+  test('forgetCaches (a quiet mount): the vault lets go of the directories it keeps and finds them, and the names, again', async () => {
+    await v.mkdir('/quiet', 0o755);
+    await v.mkdir('/quiet/d', 0o755);
+    for (const n of ['a', 'b', 'é'.repeat(100)]) await v.writeFile(`/quiet/d/${n}`, n);
+    const listed = (await v.readdir('/quiet/d')).sort(); // the names are decrypted and remembered
+    const cipher = await v.cipherPath('/quiet/d');
+    await fsp.rm(cipher, { recursive: true }); // behind the vault's back, while it keeps /quiet/d
+    await v.mkdir('/quiet/d', 0o755);
+    await assert.rejects(v.writeFile('/quiet/d/c', 'c'), { code: 'ENOENT' }, 'still the removed directory');
+    internalAccess(v).forgetCaches();
+    await v.writeFile('/quiet/d/c', 'c');
+    assert.deepEqual(await v.readdir('/quiet/d'), ['c']);
+    for (const n of listed) await v.writeFile(`/quiet/d/${n}`, n);
+    internalAccess(v).forgetCaches();
+    assert.deepEqual((await v.readdir('/quiet/d')).sort(), [...listed, 'c'].sort());
+  });
+
   test('a file swapped for a symlink to outside: never opened through it', async () => {
     const outside = join(tmp, 'victim-file');
     await fsp.writeFile(outside, 'precious');
