@@ -1,7 +1,8 @@
 /*
- * returnMemory(): hands the memory a burst of work left behind back to the
- * system, for a mount daemon that has gone quiet. Returns the kB of file
- * pages it unmapped.
+ * returnMemory(collect = true): hands the memory a burst of work left
+ * behind back to the system, for a mount daemon that has gone quiet.
+ * Returns the kB of file pages it unmapped. Without `collect`, V8 is left
+ * alone.
  *
  *   Isolate::LowMemoryNotification()  V8 collects everything it can and
  *                                     shrinks its heap spaces (the young
@@ -97,9 +98,12 @@ static unsigned long drop_clean_file_pages()
 
 napi_value sys_return_memory(napi_env env, napi_callback_info info)
 {
-    (void)info;
+    size_t argc = 1;
+    napi_value argv[1];
+    bool collect = true;
+    if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) == napi_ok && argc >= 1) napi_get_value_bool(env, argv[0], &collect);
     v8::Isolate *isolate = v8::Isolate::GetCurrent();
-    if (isolate != nullptr) isolate->LowMemoryNotification();
+    if (collect && isolate != nullptr) isolate->LowMemoryNotification();
     malloc_trim(0);
     napi_value kb;
     napi_create_double(env, static_cast<double>(drop_clean_file_pages()), &kb);

@@ -14,7 +14,7 @@
  *                                            answer goes to out[0..3]: type,
  *                                            start, length, pid); never waits
  *   flock(fd, op)                        -> 0 or -errno (flock(2))
- *   returnMemory()                       -> kB of file pages unmapped: V8's and
+ *   returnMemory(collect)                -> kB of file pages unmapped: V8's and
  *                                            malloc's free memory back to the
  *                                            system, and the clean pages of
  *                                            read-only file mappings

@@ -11,13 +11,10 @@
  * that had not run meanwhile, and it warmed up again).
  * Figures: Documentation/performance.md, "Memory given back when idle".
  * Start-up is a burst of its own (module loading, parsing, the key
- * derivation) that leaves code pages and heap no request needs, so the
- * first give-back comes `startMs` after the watch starts (the mount is
- * ready), whether requests come or not: a collection of a heap that small
- * takes about 30 ms, little serving code is compiled yet to be lost, and
- * V8 sets its next collection's limit from the small heap serving starts
- * with instead of its generous initial one: an untar right after mounting
- * peaks 27 MB lower for it. TSCRYPTFS_RETURN_MEMORY=0 turns it off;
+ * derivation) that leaves code pages no request needs, so the first
+ * give-back comes `startMs` after the watch starts (the mount is ready),
+ * whether requests come or not; `give` is told so (serve.ts leaves V8's
+ * heap alone then). TSCRYPTFS_RETURN_MEMORY=0 turns it off;
  * TSCRYPTFS_QUIET_MS shortens the spell for tests.
  *
  * No polling at a fixed rate when idle: while requests come, the next look

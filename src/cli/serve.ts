@@ -140,10 +140,12 @@ export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{
   /** What went back to the system, for TSCRYPTFS_OPSTATS. */
   const given = { memoryGivenBack: 0, cacheBytesDropped: 0, filePagesKbUnmapped: 0 };
   const stopReturningMemory = returnMemoryWhenQuiet(() => mounted.operations.lastActivity(), {
-    // The binding's caches too, after a quiet spell (at the start they are all but empty).
+    // After a quiet spell the caches too, and a full collection; at the start
+    // the caches are all but empty, and a collection would make V8 set its
+    // limits from start-up's small heap: more collections all along.
     give: (atStart) => {
       if (!atStart) given.cacheBytesDropped += mounted.dropCaches();
-      const kb = returnMemory();
+      const kb = returnMemory(!atStart);
       if (kb === null) return false;
       given.memoryGivenBack++;
       given.filePagesKbUnmapped += kb;

@@ -15,7 +15,7 @@ interface SysBinding {
   statListing(dir: string, names: string[]): ArrayBuffer;
   lock(fd: number, set: number, type: number, start: number, len: number, out: Float64Array): number;
   flock(fd: number, op: number): number;
-  returnMemory(): number;
+  returnMemory(collect: boolean): number;
   limitMallocArenas(): number;
 }
 
@@ -91,14 +91,14 @@ export function seekData(fd: number, offset: number): number | 'hole' | null {
  * Gives the memory V8 and malloc hold but do not use back to the system,
  * and unmaps the clean pages of read-only file mappings such as the node
  * executable's code (native/sys/memory.cc): a full collection that shrinks
- * the heap, malloc_trim, then madvise. Tens of milliseconds; for a process
- * with nothing else to do. Returns the kB of file pages unmapped; null
- * without the addon (nothing is done).
+ * the heap (unless `collect` is false), malloc_trim, then madvise. Tens of
+ * milliseconds; for a process with nothing else to do. Returns the kB of
+ * file pages unmapped; null without the addon (nothing is done).
  */
-export function returnMemory(): number | null {
+export function returnMemory(collect = true): number | null {
   const b = binding();
   if (!b) return null;
-  return b.returnMemory();
+  return b.returnMemory(collect);
 }
 
 /**
