@@ -5,7 +5,10 @@
  * fallback is disabled, or TSCRYPTFS_AEGIS=off (src/crypto/aegis/mode.ts).
  * With the default TSCRYPTFS_AEGIS=auto, AEGIS always works.
  */
-import { aegisAvailability, type CipherName } from '../crypto/index.js';
+import type { CipherName } from '../crypto/index.js';
+// The module itself, not the crypto barrel, which would load every cipher
+// into commands that only read a config.
+import { aegisAvailability } from '../crypto/aegis/backend.js';
 import { CliError, EXIT } from './exit-codes.js';
 
 /** Throws CliError(32) with a one-line reason when `cipher` is AEGIS and AEGIS cannot run here. */

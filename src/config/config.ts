@@ -2,7 +2,7 @@
  * The config operations the CLI and the Vault need: create (for -init),
  * unlock (password → master key), and change the password (-passwd).
  */
-import { randomBytes } from '../crypto/index.js';
+import { randomBytes } from '../crypto/random.js';
 import { type ConfFile, CONF_VERSION } from './conf-file.js';
 import { formatFromFlags, flagsFromFormat, type FormatOptions } from './format.js';
 import { deriveKek, newScryptParams, SCRYPT_LOGN_DEFAULT } from './scrypt.js';

@@ -4,7 +4,12 @@
  * (through HKDF when the HKDF flag is set), with a 128-bit nonce under
  * HKDF and a 96-bit nonce in legacy configs.
  */
-import { createAead, hkdfSha256, HKDF_INFO, randomBytes } from '../crypto/index.js';
+// The modules themselves, not the crypto barrel: unlocking a config needs
+// AES-GCM and HKDF only, and the other ciphers cost every command that reads
+// a config their loading (Documentation/performance.md, "Start-up").
+import { createAesGcm } from '../crypto/aes-gcm.js';
+import { hkdfSha256, HKDF_INFO } from '../crypto/hkdf.js';
+import { randomBytes } from '../crypto/random.js';
 import { configError, hasCode } from '../util/errors.js';
 
 export const MASTER_KEY_LEN = 32;
@@ -17,7 +22,7 @@ function wrapKey(kek: Uint8Array, hkdf: boolean): { key: Uint8Array; nonceSize: 
 export function wrapMasterKey(masterKey: Uint8Array, kek: Uint8Array, hkdf: boolean): Uint8Array {
   const { key, nonceSize } = wrapKey(kek, hkdf);
   const nonce = randomBytes(nonceSize);
-  const sealed = createAead('aes-gcm', key, { nonceSize }).seal(nonce, masterKey, AAD);
+  const sealed = createAesGcm(key, 'node', nonceSize).seal(nonce, masterKey, AAD);
   return Buffer.concat([nonce, sealed]);
 }
 
@@ -29,7 +34,7 @@ export function unwrapMasterKey(encryptedKey: Uint8Array, kek: Uint8Array, hkdf:
   }
   const nonce = encryptedKey.subarray(0, nonceSize);
   try {
-    return createAead('aes-gcm', key, { nonceSize }).open(nonce, encryptedKey.subarray(nonceSize), AAD);
+    return createAesGcm(key, 'node', nonceSize).open(nonce, encryptedKey.subarray(nonceSize), AAD);
   } catch (err) {
     if (hasCode(err, 'EAUTH')) throw configError('EPASSWORD', 'Password incorrect.');
     throw err;

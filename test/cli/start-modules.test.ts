@@ -3,8 +3,8 @@
  * neither @noble/ciphers (the backend a user picks, loaded on first use by
  * src/crypto/noble.ts) nor @napi-rs/xattr (loaded on first use by
  * src/util/xattr-io.ts), nor the modules of -reverse and -ctlsock (loaded
- * by serve.ts when a mount uses them); each costs every start time it does
- * not need. A
+ * by serve.ts when a mount uses them); a command that reads a config loads
+ * no cipher but AES-GCM. Each costs every start time it does not need. A
  * child process imports the module with a resolve hook that records every
  * URL the static and dynamic imports resolve to.
  */
@@ -54,6 +54,17 @@ for (const [entry, lazyToo] of [['cli/main.js', SERVING_LAZY], ['cli/mount.js', 
     for (const lazy of [...LAZY, ...lazyToo]) {
       assert.deepEqual(urls.filter((u) => u.includes(lazy) && !ALLOWED.some((a) => u.endsWith(a))), [], `${entry} imports ${lazy}`);
     }
+  });
+}
+
+/** The content and name ciphers: a command that reads a config unlocks it with AES-GCM and HKDF alone. */
+const CIPHERS = ['/dist/src/crypto/create-aead.js', '/dist/src/crypto/eme.js', '/dist/src/crypto/siv.js', '/dist/src/crypto/xchacha.js', '/dist/src/crypto/aegis/aegis-aead.js'];
+
+for (const entry of ['config/index.js', 'cli/load-config.js', 'cli/info.js']) {
+  test(`importing ${entry} loads no cipher but AES-GCM`, async () => {
+    const urls = await resolvedBy(entry);
+    assert.ok(urls.some((u) => u.includes('/dist/src/crypto/aes-gcm.js')), `the hook saw the imports: ${urls.length} URLs`);
+    assert.deepEqual(urls.filter((u) => CIPHERS.some((c) => u.endsWith(c))), [], `${entry} imports them`);
   });
 }
 
