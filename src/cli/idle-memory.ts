@@ -7,9 +7,9 @@
  * memory, once per quiet spell: this module decides when, and the caller's
  * `give` what (serve.ts: the caches, then util/native-sys.ts returnMemory,
  * a full collection of the few MB still in use, tens of milliseconds).
- * Not sooner than 5 s: after half a second of quiet the next listing or rm took 7-10 %
- * more CPU (most likely the collection dropped compiled code of functions
- * that had not run meanwhile, and it warmed up again).
+ * Not sooner than 5 s: after half a second of quiet the next listing or rm
+ * took 7-10 % more CPU (most likely the collection dropped compiled code of
+ * functions that had not run meanwhile, and it warmed up again).
  * Figures: Documentation/performance.md, "Memory given back when idle".
  * Start-up is a burst of its own (module loading, parsing, the key
  * derivation) that leaves code pages no request needs, so the first
