@@ -934,6 +934,9 @@ median() {
 	tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g |
 		awk '{ a[NR] = $1 } END { if (NR == 0) exit 1; if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
+largest() {
+	tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g | tail -n 1
+}
 # The phases with a CPU column: all but those of memory.
 CPU_PHASES=()
 for p in "${PHASES[@]}"; do [[ $p == RSS || $p == PEAK || $p == IDLE ]] || CPU_PHASES+=("$p"); done
@@ -1132,15 +1135,14 @@ if [[ $DD_ONLY -eq 0 ]]; then
 	echo "Peak RSS of the mount daemon during UNTAR (VmHWM, MB = 10^6 B; median and max over rounds):"
 	for c in "${CANDIDATES[@]}"; do
 		[[ -n ${RES["$c,RSS"]:-} ]] || continue
-		mx=$(tr ' ' '\n' <<<"${RES["$c,RSS"]}" | grep -v '^$' | sort -g | tail -n 1)
-		printf '  %-21s median %6.1f MB, max %6.1f MB\n' "$c" "$(median "${RES["$c,RSS"]}")" "$mx"
+		printf '  %-21s median %6.1f MB, max %6.1f MB\n' "$c" "$(median "${RES["$c,RSS"]}")" "$(largest "${RES["$c,RSS"]}")"
 	done
 	echo "Peak RSS over all phases (PEAK) and VmRSS ${IDLE_WAIT} s after the last one (IDLE), median and max over rounds:"
 	for c in "${CANDIDATES[@]}"; do
 		[[ -n ${RES["$c,PEAK"]:-} && -n ${RES["$c,IDLE"]:-} ]] || continue
 		printf '  %-21s PEAK median %6.1f MB, max %6.1f MB; IDLE median %6.1f MB, max %6.1f MB\n' "$c" \
-			"$(median "${RES["$c,PEAK"]}")" "$(tr ' ' '\n' <<<"${RES["$c,PEAK"]}" | grep -v '^$' | sort -g | tail -n 1)" \
-			"$(median "${RES["$c,IDLE"]}")" "$(tr ' ' '\n' <<<"${RES["$c,IDLE"]}" | grep -v '^$' | sort -g | tail -n 1)"
+			"$(median "${RES["$c,PEAK"]}")" "$(largest "${RES["$c,PEAK"]}")" \
+			"$(median "${RES["$c,IDLE"]}")" "$(largest "${RES["$c,IDLE"]}")"
 	done
 fi
 echo
