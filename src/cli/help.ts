@@ -2,9 +2,8 @@
  * -h (short help, also shown for a bare "tscryptfs") and -hh (every
  * option, laid out by commander's Help from the flag table in flags/flag-table.ts).
  */
-import type { Option } from 'commander';
-import { buildCommand } from './flags/command-line.js';
-import { findFlag, type FlagSpec } from './flags/flag-table.js';
+import { Command, Option } from 'commander';
+import { FLAGS, findFlag, type FlagSpec } from './flags/flag-table.js';
 import type { Output } from './output.js';
 import { PROGRAM_NAME } from './output.js';
 import { versionLine } from './version-line.js';
@@ -53,9 +52,17 @@ Notes: All options can equivalently use "-" (single dash) or "--" (double dash).
        unreadable or empty, 12 wrong password, 27 unsupported config, ...).
 `;
 
+/** A commander program with one option per flag, for its help layout (the command line is parsed by flags/command-line.ts). */
+function helpProgram(): Command {
+  const cmd = new Command(PROGRAM_NAME);
+  cmd.helpOption(false);
+  for (const spec of FLAGS) cmd.addOption(new Option(spec.kind === 'bool' ? `--${spec.name}` : `--${spec.name} <${spec.metavar ?? 'VALUE'}>`, spec.help));
+  return cmd;
+}
+
 /** Option rows as commander lays them out: term, then the text wrapped at the terminal's width. */
 function optionRows(specs: readonly FlagSpec[], text: (spec: FlagSpec) => string, width = Math.max(...specs.map((s) => term(s).length), 18)): string[] {
-  const help = buildCommand().createHelp();
+  const help = helpProgram().createHelp();
   const helpWidth = help.helpWidth ?? (process.stdout.columns || 80);
   return specs.map((s) => help.wrap(`  ${term(s).padEnd(width + 2)}${text(s)}`, helpWidth, width + 4));
 }
@@ -83,7 +90,7 @@ function describe(spec: FlagSpec): string {
 }
 
 export function helpLong(out: Output): void {
-  const cmd = buildCommand();
+  const cmd = helpProgram();
   cmd.configureHelp({
     sortOptions: true,
     optionTerm: (o: Option) => term(findFlag(o.long!.slice(2))!),

@@ -23,7 +23,6 @@ import { compileGlob } from '../names/badname.js';
 import type { Action, CliContext } from './context.js';
 import { hasCode } from '../util/errors.js';
 import { CliError, EXIT } from './exit-codes.js';
-import { helpLong, helpShort } from './help.js';
 import { describeError, Output, PROGRAM_NAME } from './output.js';
 import { scrubProcessArgv } from './redact.js';
 
@@ -132,7 +131,7 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
   out.debugEnabled = bool(args, 'debug');
   out.debug(`cli args: ${prettyArgs(argv)}`);
   if (bool(args, 'help')) {
-    helpShort(out);
+    (await import('./help.js')).helpShort(out);
     return;
   }
   const backend = backendFromArgs(args);
@@ -145,7 +144,7 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
     return;
   }
   if (bool(args, 'hh')) {
-    helpLong(out);
+    (await import('./help.js')).helpLong(out);
     return;
   }
   if (bool(args, 'speed')) {
@@ -155,7 +154,7 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
   const pos = args.positional;
   if (pos.length === 0) {
     if (args.given.size === 0) {
-      helpShort(out); // a bare "tscryptfs"
+      (await import('./help.js')).helpShort(out); // a bare "tscryptfs"
       throw new CliError(EXIT.Usage, '');
     }
     throw new CliError(EXIT.Usage, 'CIPHERDIR argument is missing');

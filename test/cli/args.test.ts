@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bool, list, normaliseArgv, num, parseArgs, str } from '../../src/cli/flags/command-line.js';
+import { bool, list, num, parseArgs, str } from '../../src/cli/flags/command-line.js';
 import { expandOArgs } from '../../src/cli/flags/go-flags.js';
 import { parseGoDuration, parseGoInt, splitCsv } from '../../src/cli/flags/go-values.js';
 import { CliError } from '../../src/cli/exit-codes.js';
@@ -13,32 +13,29 @@ function usage(fn: () => unknown, re: RegExp): void {
   assert.throws(fn, (err: unknown) => err instanceof CliError && err.exitCode === 1 && re.test(err.message));
 }
 
-test('normaliseArgv: single and double dash, =value, bool=false, aliases, --', () => {
-  assert.deepEqual(normaliseArgv(['-init', '--aessiv', '-scryptn', '10', '--longnamemax=62', 'dir']), [
-    '--init',
-    '--aessiv',
-    '--scryptn',
-    '10',
-    '--longnamemax',
-    '62',
-    'dir',
-  ]);
-  assert.deepEqual(normaliseArgv(['-raw64=false', '--hkdf=0', '-q', '-d', '-f', '-h', '-raw64=true']), [
-    '--no-raw64',
-    '--no-hkdf',
-    '--quiet',
-    '--debug',
-    '--fg',
-    '--help',
-    '--raw64',
-  ]);
-  assert.deepEqual(normaliseArgv(['-extpass', '-X', '-', '--', '-init']), ['--extpass', '-X', '-', '--', '-init']);
-  usage(() => normaliseArgv(['-nope']), /unknown flag: --nope/);
-  usage(() => normaliseArgv(['--no-raw64']), /unknown flag: --no-raw64/);
-  usage(() => normaliseArgv(['-passfile']), /flag needs an argument: --passfile/);
-  usage(() => normaliseArgv(['-ro=maybe']), /invalid argument "maybe" for "--ro" flag/);
-  usage(() => normaliseArgv(['-=x']), /bad flag syntax: --=x\./);
-  usage(() => normaliseArgv(['---x']), /bad flag syntax: ---x\./);
+test('parseArgs: single and double dash, =value, bool=false, aliases, --', () => {
+  const a = parseArgs(['-init', '--aessiv', '-scryptn', '10', '--longnamemax=62', 'dir']);
+  assert.deepEqual([...a.given].sort(), ['aessiv', 'init', 'longnamemax', 'scryptn']);
+  assert.equal(num(a, 'scryptn'), 10);
+  assert.equal(num(a, 'longnamemax'), 62);
+  assert.deepEqual(a.positional, ['dir']);
+  const b = parseArgs(['-raw64=false', '--hkdf=0', '-q', '-d', '-f', '-h', '-raw64=true']);
+  assert.deepEqual([...b.given].sort(), ['debug', 'fg', 'help', 'hkdf', 'quiet', 'raw64']);
+  assert.equal(bool(b, 'raw64'), true); // the last occurrence counts
+  assert.equal(bool(b, 'hkdf'), false);
+  const c = parseArgs(['-extpass', '-X', '-', '--', '-init']);
+  assert.deepEqual(list(c, 'extpass'), ['-X']);
+  assert.deepEqual(c.positional, ['-', '-init']);
+  assert.equal(bool(c, 'init'), false);
+  usage(() => parseArgs(['-nope']), /unknown flag: --nope/);
+  usage(() => parseArgs(['--no-raw64']), /unknown flag: --no-raw64/);
+  usage(() => parseArgs(['-passfile']), /flag needs an argument: --passfile/);
+  usage(() => parseArgs(['-ro=maybe']), /invalid argument "maybe" for "--ro" flag/);
+  usage(() => parseArgs(['-=x']), /bad flag syntax: --=x\./);
+  usage(() => parseArgs(['---x']), /bad flag syntax: ---x\./);
+  usage(() => parseArgs(['-scryptn', 'x']), /invalid argument "x" for "--scryptn" flag: not an integer\./);
+  usage(() => parseArgs(['-idle', '5']), /invalid argument "5" for "--idle" flag: not a duration/);
+  usage(() => parseArgs(['-extpass', '"a']), /invalid argument "\\"a" for "--extpass" flag: unterminated quote/);
 });
 
 test('expandOArgs: fstab kernel options (noatime, ...) from mount.fuse go to -ko', () => {

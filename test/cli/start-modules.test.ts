@@ -2,7 +2,8 @@
  * What a start loads: the command line and the serving modules import
  * neither @noble/ciphers (the backend a user picks, loaded on first use by
  * src/crypto/noble.ts) nor @napi-rs/xattr (loaded on first use by
- * src/util/xattr-io.ts), nor the modules of -reverse and -ctlsock (loaded
+ * src/util/xattr-io.ts) nor commander (which lays out the help only, loaded
+ * by -h and -hh), nor the modules of -reverse and -ctlsock (loaded
  * by serve.ts when a mount uses them); a command that reads a config loads
  * no cipher but AES-GCM. Each costs every start time it does not need. A
  * child process imports the module with a resolve hook that records every
@@ -42,7 +43,7 @@ async function resolvedBy(entry: string, then = ''): Promise<string[]> {
   }
 }
 
-const LAZY = ['/node_modules/@noble/ciphers/', '/node_modules/@napi-rs/xattr'];
+const LAZY = ['/node_modules/@noble/ciphers/', '/node_modules/@napi-rs/xattr', '/node_modules/commander/'];
 /** What the command line and a forward mount leave for -reverse and -ctlsock (the command line knows the reverse config's name, reverse/conf-name.js). */
 const SERVING_LAZY = ['/dist/src/reverse/', '/dist/src/ctlsock/'];
 const ALLOWED = ['/dist/src/reverse/conf-name.js'];
