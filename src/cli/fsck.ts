@@ -175,5 +175,5 @@ export function fsckJson(cipherdir: string, report: FsckReport, exitCode: number
 
 /** How often the progress line is redrawn (TSCRYPTFS_PROGRESS_MS, for tests; default 250 ms). */
 function progressIntervalMs(): number {
-  return switchNumber('TSCRYPTFS_PROGRESS_MS', 250);
+  return switchNumber('TSCRYPTFS_PROGRESS_MS');
 }

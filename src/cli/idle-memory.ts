@@ -42,7 +42,7 @@ export interface QuietOptions {
 /** Starts watching `lastActivity` (ms since the epoch of the last request); returns the function that stops it. */
 export function returnMemoryWhenQuiet(lastActivity: () => number, opts: QuietOptions): () => void {
   if (!envSwitch('TSCRYPTFS_RETURN_MEMORY')) return () => undefined;
-  const quiet = switchNumber('TSCRYPTFS_QUIET_MS', 5000, 1); // the quiet spell and the rest between looks
+  const quiet = switchNumber('TSCRYPTFS_QUIET_MS'); // the quiet spell and the rest between looks
   const { quietMs = quiet, restMs = quiet, startMs = Math.min(100, quiet), give } = opts;
   /** The activity time the last return followed: nothing to give back until a request comes after it. */
   let givenAfter = -1;

@@ -25,6 +25,7 @@ import { hasCode } from '../util/errors.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { describeError, Output, PROGRAM_NAME } from './output.js';
 import { scrubProcessArgv } from './redact.js';
+import { switchWarnings } from '../util/switches.js';
 
 /**
  * Operation flags; at most one may be given, and each takes exactly one
@@ -130,6 +131,7 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
   out.json = bool(args, 'json');
   out.debugEnabled = bool(args, 'debug');
   out.debug(`cli args: ${prettyArgs(argv)}`);
+  for (const line of switchWarnings()) out.warn(line);
   if (bool(args, 'help')) {
     (await import('./help.js')).helpShort(out);
     return;

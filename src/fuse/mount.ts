@@ -11,7 +11,7 @@ import { loadFuse, type FuseInstance } from './fuse-native.js';
 import { makeOperations, type FuseOperations } from './operations.js';
 import { createNativeFastPath } from './native-fast-path.js';
 import { makeReverseOperations } from './reverse-operations.js';
-import { envSwitch, switchValue } from '../util/switches.js';
+import { envSwitch, SWITCHES, switchValue } from '../util/switches.js';
 
 export interface MountOptions {
   readOnly?: boolean;
@@ -121,9 +121,9 @@ export function bindingSwitches(hasFastPath: boolean, env: NodeJS.ProcessEnv = p
  * TSCRYPTFS_SPIN_GATE=0 polls whatever the load, for measurements.
  */
 export function spinSettings(env: string | undefined = switchValue('TSCRYPTFS_SPIN'), gate = envSwitch('TSCRYPTFS_SPIN_GATE')): { answer: number; loop: number; gate: boolean } {
-  const m = env === undefined ? null : /^(\d+),(\d+)$/.exec(env.trim());
-  if (m) return { answer: Number(m[1]), loop: Number(m[2]), gate };
-  return { answer: 40, loop: 200, gate };
+  const spin = SWITCHES.TSCRYPTFS_SPIN;
+  const m = spin.accepts.exec(env ?? '') ?? spin.accepts.exec(spin.default)!;
+  return { answer: Number(m[1]), loop: Number(m[2]), gate };
 }
 
 export function fuseOptionList(o: MountOptions): string[] {

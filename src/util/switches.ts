@@ -14,7 +14,9 @@
  * The man page's ENVIRONMENT section describes every user and measurement
  * switch (test/unit/switches.test.ts holds it to this list).
  *
- * An "off switch" is on unless its value is exactly `0`.
+ * An "off switch" is on unless its value is exactly `0`. A value outside
+ * a switch's `accepts` means its default; the command line says so once
+ * (switchWarnings), so that a typo does not pass for a setting.
  */
 
 export type SwitchKind = 'user' | 'measurement' | 'test' | 'internal';
@@ -29,9 +31,11 @@ export interface SwitchInfo {
   meaning: string;
   /** True for an off switch: anything but `0` means on. */
   offSwitch?: true;
+  /** The values it reads; anything else (but empty) means the default. Absent: any value, or the switch explains a bad one itself. */
+  accepts?: RegExp;
 }
 
-const off = (kind: SwitchKind, meaning: string): SwitchInfo & { offSwitch: true } => ({ kind, values: '0', default: 'on', meaning, offSwitch: true });
+const off = (kind: SwitchKind, meaning: string): SwitchInfo & { offSwitch: true } => ({ kind, values: '0', default: 'on', meaning, offSwitch: true, accepts: /^[01]$/ });
 
 export const SWITCHES = {
   TSCRYPTFS_AEGIS: {
@@ -61,18 +65,21 @@ export const SWITCHES = {
     values: 'ANSWER,LOOP',
     default: '40,200',
     meaning: 'Microseconds the libfuse thread and the JS loop poll before they sleep ("0,0": never).',
+    accepts: /^\s*(\d+),(\d+)\s*$/,
   },
   TSCRYPTFS_SPIN_GATE: off('measurement', 'Poll (TSCRYPTFS_SPIN) only while the machine\'s other processes leave 1.25 cores free.'),
   TSCRYPTFS_FS_IO: {
     kind: 'user',
     values: 'direct|async',
     default: 'direct',
+    accepts: /^(direct|async)$/,
     meaning: 'direct: calls on the cipher directory run on the JS thread; async: on libuv\'s thread pool, which keeps the mount answering while a slow network store blocks a call, costs a thread hop per call, and implies TSCRYPTFS_AT_CALLS=proc.',
   },
   TSCRYPTFS_AT_CALLS: {
     kind: 'measurement',
     values: 'native|proc',
     default: 'native',
+    accepts: /^(native|proc)$/,
     meaning: 'proc: reach names below a directory descriptor through /proc/self/fd paths instead of the native *at() calls (as where the addon is not built); then files are created as root and handed to their owner (no permission check as that owner), FIFOs and device nodes cannot be made, and times are set to the microsecond.',
   },
   TSCRYPTFS_OPSTATS: {
@@ -85,12 +92,14 @@ export const SWITCHES = {
     kind: 'test',
     values: 'MILLISECONDS',
     default: '250',
+    accepts: /^\s*\d+\s*$/,
     meaning: 'How often -fsck redraws its progress line.',
   },
   TSCRYPTFS_QUIET_MS: {
     kind: 'test',
     values: 'MILLISECONDS',
     default: '5000',
+    accepts: /^\s*[1-9]\d*\s*$/,
     meaning: 'How long the mount must be quiet before the daemon gives memory back, and how often it looks again after that.',
   },
   TSCRYPTFS_DAEMON_CHILD: {
@@ -114,9 +123,24 @@ export function envSwitch(name: OffSwitchName, env: NodeJS.ProcessEnv = process.
   return env[name] !== '0';
 }
 
-/** A numeric variable's value; `fallback` when it is unset, empty, not a number or below `min`. */
-export function switchNumber(name: SwitchName, fallback: number, min = 0, env: NodeJS.ProcessEnv = process.env): number {
+/** A numeric variable's value; its default when it is unset or outside its `accepts`. */
+export function switchNumber(name: 'TSCRYPTFS_PROGRESS_MS' | 'TSCRYPTFS_QUIET_MS', env: NodeJS.ProcessEnv = process.env): number {
   const raw = env[name];
-  const v = raw === undefined || raw.trim() === '' ? NaN : Number(raw);
-  return Number.isFinite(v) && v >= min ? v : fallback;
+  const info = SWITCHES[name];
+  return Number(raw !== undefined && info.accepts.test(raw) ? raw : info.default);
+}
+
+/**
+ * One line for each registered variable set to a value outside its
+ * `accepts` (which means the default), such as TSCRYPTFS_SPIN=0 or
+ * TSCRYPTFS_NATIVE_BATCH=off. An empty value is the same as unset.
+ */
+export function switchWarnings(env: NodeJS.ProcessEnv = process.env): string[] {
+  const lines: string[] = [];
+  for (const [name, info] of Object.entries(SWITCHES) as Array<[string, SwitchInfo]>) {
+    const v = env[name];
+    if (v === undefined || v === '' || !info.accepts || info.accepts.test(v)) continue;
+    lines.push(`${name}=${JSON.stringify(v)} is not ${info.values}: the default (${info.default}) applies`);
+  }
+  return lines;
 }

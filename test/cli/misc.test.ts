@@ -37,6 +37,16 @@ test('-version and --version: one line: the help header, then the parts that mat
   }
 });
 
+test('a TSCRYPTFS_ variable set to a value it does not take: one warning line each, naming the default that applies; the command runs', async () => {
+  const r = await tscryptfs(['-version'], { env: { TSCRYPTFS_SPIN: '0', TSCRYPTFS_NATIVE_BATCH: 'off', TSCRYPTFS_FS_IO: '' } });
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(r.stdout.startsWith(`${VERSION_LINE}; `), r.stdout);
+  assert.deepEqual(lines(r.stderr), [
+    'tscryptfs: TSCRYPTFS_NATIVE_BATCH="off" is not 0: the default (on) applies',
+    'tscryptfs: TSCRYPTFS_SPIN="0" is not ANSWER,LOOP: the default (40,200) applies',
+  ]);
+});
+
 test('-version with FUSE and the native addons: the binding\'s sources, libfuse, AEGIS code path, batched AEAD', { ...needs('mount', 'native') }, async () => {
   const r = await tscryptfs(['-version']);
   const libfuse = basename(realpathSync('/usr/lib/x86_64-linux-gnu/libfuse.so.2')).replace('libfuse.so.', '');

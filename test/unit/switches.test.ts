@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { envSwitch, SWITCHES, switchNumber, switchValue, type SwitchInfo, type SwitchName } from '../../src/util/switches.js';
+import { envSwitch, SWITCHES, switchNumber, switchValue, switchWarnings, type SwitchInfo, type SwitchName } from '../../src/util/switches.js';
 import { spinSettings } from '../../src/fuse/mount.js';
 import { nativeFastPathSwitches } from '../../src/fuse/native-fast-path.js';
 import { REPO_ROOT } from '../helpers/paths.js';
@@ -51,12 +51,29 @@ test('an off switch is off at exactly 0, and on when unset, empty or anything el
   assert.equal(switchValue('TSCRYPTFS_SPIN', { TSCRYPTFS_SPIN: '0,0' }), '0,0');
 });
 
-test('a numeric switch: its number when it is one and not below the minimum, else the fallback', () => {
-  const n = (v: string | undefined, min?: number): number => switchNumber('TSCRYPTFS_QUIET_MS', 5000, min, v === undefined ? {} : { TSCRYPTFS_QUIET_MS: v });
+test('a numeric switch: its number when its pattern takes it, else its default', () => {
+  const n = (v: string | undefined): number => switchNumber('TSCRYPTFS_QUIET_MS', v === undefined ? {} : { TSCRYPTFS_QUIET_MS: v });
   assert.equal(n('1000'), 1000);
-  assert.equal(n('0'), 0);
-  assert.equal(n('0', 1), 5000);
-  for (const v of [undefined, '', ' ', 'soon', '-5', 'Infinity']) assert.equal(n(v), 5000, String(v));
+  assert.equal(n(' 20 '), 20);
+  for (const v of [undefined, '', ' ', '0', 'soon', '-5', '1e3', 'Infinity']) assert.equal(n(v), 5000, String(v));
+  assert.equal(switchNumber('TSCRYPTFS_PROGRESS_MS', { TSCRYPTFS_PROGRESS_MS: '0' }), 0);
+});
+
+test('a value a switch does not take gets one warning line, which names the default that applies; unset and empty get none', () => {
+  assert.deepEqual(switchWarnings({}), []);
+  const good = { TSCRYPTFS_SPIN: '0,0', TSCRYPTFS_NATIVE_BATCH: '0', TSCRYPTFS_ASSIST: '1', TSCRYPTFS_FS_IO: 'async', TSCRYPTFS_AT_CALLS: 'proc', TSCRYPTFS_QUIET_MS: '200', TSCRYPTFS_OPSTATS: '/tmp/x', TSCRYPTFS_AEGIS: 'ts', TSCRYPTFS_READDIRPLUS: '' };
+  assert.deepEqual(switchWarnings(good), []);
+  const bad = { TSCRYPTFS_SPIN: '0', TSCRYPTFS_NATIVE_BATCH: 'off', TSCRYPTFS_FS_IO: 'Async', TSCRYPTFS_QUIET_MS: '0', HOME: '/root' };
+  assert.deepEqual(switchWarnings(bad), [
+    'TSCRYPTFS_NATIVE_BATCH="off" is not 0: the default (on) applies',
+    'TSCRYPTFS_SPIN="0" is not ANSWER,LOOP: the default (40,200) applies',
+    'TSCRYPTFS_FS_IO="Async" is not direct|async: the default (direct) applies',
+    'TSCRYPTFS_QUIET_MS="0" is not MILLISECONDS: the default (5000) applies',
+  ]);
+  // each reader does what the warning says: the default
+  assert.equal(envSwitch('TSCRYPTFS_NATIVE_BATCH', bad), true);
+  assert.deepEqual(spinSettings(bad.TSCRYPTFS_SPIN, true), spinSettings(undefined, true));
+  assert.equal(switchNumber('TSCRYPTFS_QUIET_MS', bad), 5000);
 });
 
 test('the native fast path: READ and BATCH turn every part off, LOOKUP turns opens off, UNLINK turns rmdirs off', () => {
