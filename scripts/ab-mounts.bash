@@ -18,6 +18,8 @@
 #                 with npm ci, for a change that has no switch)
 #   INITA, INITB  -init flags of A's and B's cipher directories (-aegis, ...)
 #   MOUNTA, MOUNTB  mount flags of A and B (-ko negative_timeout=1, ...)
+#   NODEA, NODEB  Node's own flags for A's and B's process (V8 flags that
+#                 NODE_OPTIONS refuses, such as --optimize-for-size)
 #   DBENCH_SECS   length of a dbench run (default 10)
 #   TREE          the tar of the tree (default: benchmark.bash's kernel subset,
 #                 with its .md5sums beside it)
@@ -29,7 +31,7 @@ SUMS=${TREE%.tar}.md5sums
 PHASES=${PHASES:-WRITE UNTAR MD5 LS RM}
 DBENCH_SECS=${DBENCH_SECS:-10}
 if [[ $# -ne 3 ]]; then
-  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 rounds=$1 envA=$2 envB=$3
@@ -63,13 +65,13 @@ ticks() { # user+sys clock ticks of a process
 }
 for x in A B; do
   mkdir -p "$base/c-$x" "$base/mnt-$x"
-  iflags=${INITA:-} mflags=${MOUNTA:-} ev=$envA root=${ROOTA:-$ROOT}
-  [[ $x == B ]] && iflags=${INITB:-} mflags=${MOUNTB:-} ev=$envB root=${ROOTB:-$ROOT}
+  iflags=${INITA:-} mflags=${MOUNTA:-} nflags=${NODEA:-} ev=$envA root=${ROOTA:-$ROOT}
+  [[ $x == B ]] && iflags=${INITB:-} mflags=${MOUNTB:-} nflags=${NODEB:-} ev=$envB root=${ROOTB:-$ROOT}
   [[ -f $root/dist/src/cli/main.js ]] || { echo "ab-mounts: no build in $root (npm ci there)" >&2; exit 1; }
   # shellcheck disable=SC2086 # flags and environment are word lists
   node "$root/bin/tscryptfs" -init -q -scryptn 10 $iflags -extpass "echo ab" "$base/c-$x" >/dev/null
   # shellcheck disable=SC2086
-  env $ev node "$root/bin/tscryptfs" -fg -q $mflags -extpass "echo ab" "$base/c-$x" "$base/mnt-$x" &
+  env $ev node $nflags "$root/bin/tscryptfs" -fg -q $mflags -extpass "echo ab" "$base/c-$x" "$base/mnt-$x" &
   PID[$x]=$!
 done
 for x in A B; do
