@@ -28,17 +28,15 @@ interface ParentMessage {
 }
 
 /**
- * Node's flags for the background process. V8's young generation at most
- * two 4 MiB semi-spaces instead of two of 16: a listing or an untar grows
+ * Node's flags for the background process: V8's young generation at most
+ * two 4 MiB semi-spaces instead of two of 16. A listing or an untar grows
  * it to its limit, and the default's room made up most of what the
- * daemon's peak had above its peers' (18 MB). And V8 sized for memory
- * rather than speed (--optimize-for-size: its heap grows in smaller steps):
- * 9 MB less at the peak of the benchmark's phases, 25 MB less under
- * fsstress. The CPU either costs is within this machine's noise, 0-5 % in
- * the metadata phases (Documentation/performance.md, "Memory given back
- * when idle"). A mount with -fg runs with the flags it was started with.
+ * daemon's peak had above its peers' (18 MB); the CPU it costs is within
+ * this machine's noise, 2-5 % at most in the metadata phases
+ * (Documentation/performance.md, "Memory given back when idle"). A mount
+ * with -fg runs with the flags it was started with.
  */
-export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--optimize-for-size'];
+export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
 
 /** What the background process is started with before the password is known: it shows in ps, and says where messages go. */
 export interface DaemonStart {
