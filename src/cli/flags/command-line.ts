@@ -3,8 +3,9 @@
  * argv against the flag table, and this module converts the values (Go
  * syntax, ./go-values.ts) and fills in the defaults. Errors come out as
  * gocryptfs words them: exit 1, "Invalid command line: ...", with pflag's
- * phrases. Commander only lays out the help (../help.ts): loading it costs
- * a command 16-18 ms, a fifth of Node's own start.
+ * phrases. Commander only lays out the help (../help.ts), loaded by -h
+ * and -hh alone: loading it costs a fifth of Node's own start
+ * (Documentation/performance.md, "Start-up").
  */
 import { CliError, EXIT } from '../exit-codes.js';
 import { goQuote, PROGRAM_NAME } from '../output.js';
