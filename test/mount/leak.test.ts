@@ -3,10 +3,10 @@
  * tester beside four processes of scripts/mixed-load.py (opens, sparse
  * writes, failing clone/dedupe ioctls, splice), with everything removed
  * after each cycle. Nothing is left on disk, so nothing may be left in
- * memory either: VmRSS after the last cycles within 10% of its value after
- * cycle 2 (cycle 1 warms up caches and the JS heap). Before the fix every
- * libfuse thread that ended left its locals and their uv_async_t behind, a
- * few MB a cycle.
+ * memory either: VmRSS after the last cycles within 10% (at least 4 MB)
+ * of its value after cycles 2-4 (cycle 1 warms up caches and the JS
+ * heap). Before the fix every libfuse thread that ended left its locals
+ * and their uv_async_t behind, a few MB a cycle.
  *
  * Readings are taken once the daemon has given back what a burst left
  * behind (src/cli/idle-memory.ts: a quiet spell after the last request,
@@ -17,7 +17,11 @@
  * per-thread malloc arenas of libfuse's short-lived threads fill up over
  * the first cycles and then stay (about 11 -> 20 MB). Each side is still
  * the least of three cycles, cycles 2-4 against the last three: a leak
- * raises every cycle, the least too.
+ * raises every cycle, the least too. The limit is 10 % or 4 MB, whichever
+ * is more: given back, the daemon holds 23-28 MB, and its readings scatter
+ * by up to 4 MB from cycle to cycle without a trend (15 long cycles: 24.2
+ * to 28.3 MB, no rise after the third), where 10 % of the least is 2.3 MB;
+ * the leak above added more than that every two cycles.
  * (Measured with process.memoryUsage(), smaps and heap snapshots of the
  * daemon over 6-15 cycles: no object of ours grows.)
  *
@@ -45,6 +49,8 @@ const FSX_OPS = LONG ? 1000 : 150;
 const SEED = 19190;
 /** The daemon's quiet spell before it gives memory back (5 s by default); a second here, as the memory it keeps does not depend on it. */
 const QUIET_MS = 1000;
+/** How far settled readings scatter between cycles without a leak (see above). */
+const SCATTER_KB = 4 * 1024;
 process.env.TSCRYPTFS_QUIET_MS = String(QUIET_MS);
 
 const fx = useMountFixture('leak');
@@ -86,7 +92,7 @@ test('a daemon gives back the memory a burst of requests made it take once the m
   }
 });
 
-test(`VmRSS of the daemon over its last 3 of ${CYCLES} cycles of mixed load (${PROCS} processes, ${OPS} operations each, plus ${FSX_OPS} random-tester steps) is within 10% of cycles 2-4`, { timeout: LONG ? 3_600_000 : 600_000, ...needs('mount', 'python3') }, async (t) => {
+test(`VmRSS of the daemon over its last 3 of ${CYCLES} cycles of mixed load (${PROCS} processes, ${OPS} operations each, plus ${FSX_OPS} random-tester steps) is within 10% (at least 4 MB) of cycles 2-4`, { timeout: LONG ? 3_600_000 : 600_000, ...needs('mount', 'python3') }, async (t) => {
   const pid = daemonOf(fx.mnt);
   const rss: number[] = [];
   for (let c = 1; c <= CYCLES; c++) {
@@ -109,6 +115,7 @@ test(`VmRSS of the daemon over its last 3 of ${CYCLES} cycles of mixed load (${P
   const base = Math.min(...rss.slice(1, 4));
   const last = Math.min(...rss.slice(-3));
   t.diagnostic(`least of cycles 2-4: ${mbOf(base)} MB; least of the last three: ${mbOf(last)} MB (${((100 * last) / base).toFixed(1)}%)`);
-  assert.ok(last <= base * 1.1, `VmRSS grew from ${mbOf(base)} MB (least of cycles 2-4) to ${mbOf(last)} MB (least of cycles ${CYCLES - 2}-${CYCLES}; limit 110%); every cycle: ${mb.join(', ')}`);
+  const limit = Math.max(base * 1.1, base + SCATTER_KB);
+  assert.ok(last <= limit, `VmRSS grew from ${mbOf(base)} MB (least of cycles 2-4) to ${mbOf(last)} MB (least of cycles ${CYCLES - 2}-${CYCLES}; limit ${mbOf(limit)} MB); every cycle: ${mb.join(', ')}`);
   await fx.teardown();
 });
