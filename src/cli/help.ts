@@ -2,7 +2,7 @@
  * -h (short help, also shown for a bare "tscryptfs") and -hh (every
  * option, laid out by commander's Help from the flag table in flags/flag-table.ts).
  */
-import { Command, Option } from 'commander';
+import { Command, Help, Option } from 'commander';
 import { FLAGS, findFlag, type FlagSpec } from './flags/flag-table.js';
 import type { Output } from './output.js';
 import { PROGRAM_NAME } from './output.js';
@@ -62,7 +62,7 @@ function helpProgram(): Command {
 
 /** Option rows as commander lays them out: term, then the text wrapped at the terminal's width. */
 function optionRows(specs: readonly FlagSpec[], text: (spec: FlagSpec) => string, width = Math.max(...specs.map((s) => term(s).length), 18)): string[] {
-  const help = helpProgram().createHelp();
+  const help = new Help(); // only its wrapping: no program of every option needed
   const helpWidth = help.helpWidth ?? (process.stdout.columns || 80);
   return specs.map((s) => help.wrap(`  ${term(s).padEnd(width + 2)}${text(s)}`, helpWidth, width + 4));
 }
