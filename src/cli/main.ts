@@ -150,7 +150,7 @@ async function dispatch(argv: readonly string[], out: Output): Promise<void> {
     return;
   }
   if (bool(args, 'speed')) {
-    (await import('./speed.js')).runSpeed(out);
+    await (await import('./speed.js')).runSpeed(out);
     return;
   }
   const pos = args.positional;

@@ -56,7 +56,7 @@ async function openBacking(plan: ServePlan, key: Uint8Array, log: Logger): Promi
   if (r) {
     const { Excluder, ReverseView } = await import('../reverse/index.js');
     const excluded = r.exclude.length + r.excludeWildcard.length + r.excludeFromContents.length > 0;
-    const view = new ReverseView(plan.cipherdir, key, {
+    const view = await ReverseView.fromKey(plan.cipherdir, key, {
       format: plan.format,
       configPath: r.configPath,
       configCustom: r.configCustom,

@@ -43,7 +43,7 @@ type Sealer = Pick<Aead, 'nonceSize' | 'seal'>;
 
 interface Row {
   name: string;
-  make: () => Sealer;
+  make: () => Sealer | Promise<Sealer>;
   /** True when auto mode uses this row's implementation. */
   selected: () => boolean;
 }
@@ -94,9 +94,9 @@ export function speedRowTail(mbPerSec: number | null, selected: boolean): string
 }
 
 /** MB/s, or null when the implementation is not available here. */
-function measure(row: Row, durationMs: number): number | null {
+async function measure(row: Row, durationMs: number): Promise<number | null> {
   try {
-    return measureSealThroughput(row.make(), { durationMs, blockSize: 4096 });
+    return measureSealThroughput(await row.make(), { durationMs, blockSize: 4096 });
   } catch {
     return null;
   }
@@ -114,18 +114,19 @@ export interface SpeedResult {
   selected: boolean;
 }
 
-function runSpeedJson(out: Output, durationMs: number): void {
-  const results: SpeedResult[] = SPEED_ROWS.map((row) => {
-    const mbs = measure(row, durationMs);
+async function runSpeedJson(out: Output, durationMs: number): Promise<void> {
+  const results: SpeedResult[] = [];
+  for (const row of SPEED_ROWS) {
+    const mbs = await measure(row, durationMs);
     const cut = row.name.lastIndexOf('-');
-    return {
+    results.push({
       name: row.name,
       cipher: row.name.slice(0, cut),
       implementation: row.name.slice(cut + 1),
       mbPerSec: mbs !== null && mbs > 0 ? Math.round(mbs * 100) / 100 : null,
       selected: mbs !== null && row.selected(),
-    };
-  });
+    });
+  }
   out.printJson({
     version: versionReport(),
     cpu: { model: cpuModelName() || 'unknown', aes: cpuHasAes() },
@@ -134,9 +135,9 @@ function runSpeedJson(out: Output, durationMs: number): void {
   });
 }
 
-export function runSpeed(out: Output, durationMs = ROW_DURATION_MS): void {
+export async function runSpeed(out: Output, durationMs = ROW_DURATION_MS): Promise<void> {
   if (out.json) {
-    runSpeedJson(out, durationMs);
+    await runSpeedJson(out, durationMs);
     return;
   }
   printVersion(out);
@@ -144,7 +145,7 @@ export function runSpeed(out: Output, durationMs = ROW_DURATION_MS): void {
   out.print(`cpu: ${model}; ${cpuHasAes() ? 'with' : 'no'} AES acceleration\n`);
   for (const row of SPEED_ROWS) {
     out.print(speedRowHead(row.name));
-    const mbs = measure(row, durationMs);
+    const mbs = await measure(row, durationMs);
     out.print(speedRowTail(mbs, mbs !== null && row.selected()));
   }
 }

@@ -11,7 +11,8 @@
  * opened in one call (nonces cut from one pool, one native call for a
  * whole FUSE request); the bytes are the same as block by block.
  */
-import { randomNonces, type Aead } from '../crypto/index.js';
+import type { Aead } from '../crypto/aead.js';
+import { randomNonces } from '../crypto/random.js';
 import { BLOCK_SIZE, layout, type Layout } from './layout.js';
 
 export class BlockError extends Error {

@@ -3,7 +3,7 @@
  * non-zero 16-byte file ID that binds every block to its file
  * (Documentation/format.md §6.1).
  */
-import { randomBytes } from '../crypto/index.js';
+import { randomBytes } from '../crypto/random.js';
 import { HEADER_LEN } from './layout.js';
 
 export const HEADER_VERSION = 2;

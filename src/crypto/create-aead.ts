@@ -1,11 +1,12 @@
-/** The one entry point the rest of tscryptfs uses to get a content cipher. */
+/**
+ * The one entry point the rest of tscryptfs uses to get a content cipher.
+ * Each cipher's implementation is imported when it is first asked for, so
+ * that a process loads only the cipher it uses (a mount's start-up pays
+ * for every module it loads).
+ */
 import type { Aead, BackendName, CipherName } from './aead.js';
 import { requireBackend } from './aead-checks.js';
-import { createAesGcm } from './aes-gcm.js';
-import { AesSivAead, AES_SIV_KEY_SIZE, AES_SIV_NONCE_SIZE } from './aes-siv.js';
-import { Aegis256X2Aead } from './aegis/index.js';
 import { invalidArgument } from './errors.js';
-import { createXChaCha20Poly1305, XCHACHA_KEY_SIZE, XCHACHA_NONCE_SIZE } from './xchacha.js';
 
 /** AEGIS-256X2 key and nonce sizes (Documentation/format.md §5.2, §5.6). */
 export const AEGIS_KEY_SIZE = 32;
@@ -28,11 +29,11 @@ export interface CreateAeadOptions {
 
 /**
  * Returns the AEAD for `cipher` keyed with `key` (32 bytes; 64 for AES-SIV).
- * Throws code EINVAL for a wrong key length, nonce size, cipher or backend,
- * and ENOTSUP for AEGIS when no AEGIS implementation may run here
+ * Rejects with code EINVAL for a wrong key length, nonce size, cipher or
+ * backend, and ENOTSUP for AEGIS when no AEGIS implementation may run here
  * (TSCRYPTFS_AEGIS, see aegis/mode.ts).
  */
-export function createAead(cipher: CipherName, key: Uint8Array, options: CreateAeadOptions = {}): Aead {
+export async function createAead(cipher: CipherName, key: Uint8Array, options: CreateAeadOptions = {}): Promise<Aead> {
   const backend = requireBackend(options.backend ?? 'node');
   const { nonceSize } = options;
   const fixedNonce = (size: number): void => {
@@ -42,32 +43,22 @@ export function createAead(cipher: CipherName, key: Uint8Array, options: CreateA
   };
   switch (cipher) {
     case 'aes-gcm':
-      return createAesGcm(key, backend, nonceSize ?? 16);
-    case 'aes-siv':
+      return (await import('./aes-gcm.js')).createAesGcm(key, backend, nonceSize ?? 16);
+    case 'aes-siv': {
+      const { AesSivAead, AES_SIV_NONCE_SIZE } = await import('./aes-siv.js');
       fixedNonce(AES_SIV_NONCE_SIZE);
       return new AesSivAead(key, backend);
-    case 'xchacha':
+    }
+    case 'xchacha': {
+      const { createXChaCha20Poly1305, XCHACHA_NONCE_SIZE } = await import('./xchacha.js');
       fixedNonce(XCHACHA_NONCE_SIZE);
       return createXChaCha20Poly1305(key, backend);
-    case 'aegis':
+    }
+    case 'aegis': {
       fixedNonce(AEGIS_NONCE_SIZE);
+      const { Aegis256X2Aead } = await import('./aegis/aegis-aead.js');
       return new Aegis256X2Aead(key, backend === 'noble' ? 'ts' : undefined);
-    default:
-      throw invalidArgument(`unknown cipher ${String(cipher)}`);
-  }
-}
-
-/** Key length `createAead` expects for `cipher`. */
-export function aeadKeySize(cipher: CipherName): number {
-  switch (cipher) {
-    case 'aes-gcm':
-      return 32;
-    case 'aes-siv':
-      return AES_SIV_KEY_SIZE;
-    case 'xchacha':
-      return XCHACHA_KEY_SIZE;
-    case 'aegis':
-      return AEGIS_KEY_SIZE;
+    }
     default:
       throw invalidArgument(`unknown cipher ${String(cipher)}`);
   }

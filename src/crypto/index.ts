@@ -5,7 +5,7 @@
  * implementation), EME for names, and the RFC building blocks they are made of.
  */
 export { authError, type Aead, type BackendName, type CipherName, type ImplementationName } from './aead.js';
-export { createAead, aeadKeySize, AEGIS_KEY_SIZE, AEGIS_NONCE_SIZE, type CreateAeadOptions } from './create-aead.js';
+export { createAead, AEGIS_KEY_SIZE, AEGIS_NONCE_SIZE, type CreateAeadOptions } from './create-aead.js';
 export {
   Aegis256X2Aead,
   Aegis128X2Aead,

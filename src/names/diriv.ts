@@ -2,7 +2,7 @@
  * Per-directory name IVs (Documentation/format.md §7.7): `gocryptfs.diriv`, exactly 16
  * random non-zero bytes, mode 0444, written once when the directory is made.
  */
-import { randomBytes } from '../crypto/index.js';
+import { randomBytes } from '../crypto/random.js';
 import { fsError } from '../util/errors.js';
 import { readHeadAt, writeNewFileAt } from '../util/fd-io.js';
 import type { AtCalls } from '../util/sys-at.js';

@@ -22,7 +22,7 @@ import type { FormatOptions } from '../config/index.js';
 import { CONF_NAME, confFormat, readConfFile, unlockConf } from '../config/index.js';
 import { plainSizeToCipherSize, type ContentCipher } from '../content/index.js';
 import { b64Encode, DIRIV_NAME, invalidNameCode, joinPathBytes, LONGNAME_SUFFIX, longNameKind, ZERO_IV, type NameCodec } from '../names/index.js';
-import { deriveCiphers } from '../vault/keys.js';
+import { deriveCiphers, type VaultCiphers } from '../vault/keys.js';
 import { fsError, hasCode } from '../util/errors.js';
 import { stderrLogger, type Logger } from '../util/logger.js';
 import type { Excluder } from './excluder.js';
@@ -113,20 +113,29 @@ export class ReverseView {
       if (opts.oneFileSystem !== undefined) o.oneFileSystem = opts.oneFileSystem;
       if (opts.backend !== undefined) o.backend = opts.backend;
       if (opts.logger !== undefined) o.logger = opts.logger;
-      return new ReverseView(plaindir, key, o);
+      return await ReverseView.fromKey(plaindir, key, o);
     } finally {
       key.fill(0);
     }
   }
 
-  constructor(plaindir: string, masterKey: Uint8Array, opts: ReverseViewOptions) {
+  /**
+   * The view of `plaindir` under `masterKey` (copied; the caller keeps and
+   * wipes its own), with the format of its config. Fails with EINVAL for a
+   * format without AES-SIV.
+   */
+  static async fromKey(plaindir: string, masterKey: Uint8Array, opts: ReverseViewOptions): Promise<ReverseView> {
     if (opts.format.cipher !== 'aes-siv') throw fsError('EINVAL', undefined, undefined, 'reverse mode needs AES-SIV');
+    const ciphers = await deriveCiphers(Buffer.from(masterKey), opts.format, opts.backend);
+    return new ReverseView(plaindir, ciphers, opts);
+  }
+
+  private constructor(plaindir: string, ciphers: VaultCiphers, opts: ReverseViewOptions) {
     this.plaindir = plaindir;
     this.root = Buffer.from(plaindir);
     this.format = { ...opts.format };
     this.opts = opts;
     this.log = opts.logger ?? stderrLogger;
-    const ciphers = deriveCiphers(Buffer.from(masterKey), this.format, opts.backend);
     this.content = ciphers.content;
     this.names = ciphers.names;
     const s = Math.floor((this.format.longNameMax * 3) / 4);
@@ -135,6 +144,7 @@ export class ReverseView {
     this.rootDev = opts.oneFileSystem ? rootDev : null;
     this.inoMap = new InoMap(rootDev);
   }
+
 
   /** With -one-file-system: true when the plaintext directory is on another filesystem than the root (then it shows empty). */
   private foreign(dirAbs: Buffer): boolean {

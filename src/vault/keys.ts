@@ -7,7 +7,10 @@
  * (TSCRYPTFS_AEGIS) deriving an AEGIS filesystem's ciphers fails with ENOTSUP.
  */
 import { createHash } from 'node:crypto';
-import { createAead, Eme, hkdfSha256, HKDF_INFO, type BackendName } from '../crypto/index.js';
+import type { BackendName } from '../crypto/aead.js';
+import { createAead } from '../crypto/create-aead.js';
+import { Eme } from '../crypto/eme.js';
+import { hkdfSha256, HKDF_INFO } from '../crypto/hkdf.js';
 import type { FormatOptions } from '../config/format.js';
 import { ContentCipher } from '../content/index.js';
 import { NameCodec } from '../names/index.js';
@@ -74,14 +77,14 @@ export function nativeNameKey(masterKey: Uint8Array, f: FormatOptions, backend: 
   return { key, longNameMax: f.longNameMax, raw64: f.raw64 };
 }
 
-export function deriveCiphers(masterKey: Uint8Array, f: FormatOptions, backend: BackendName = 'node'): VaultCiphers {
+export async function deriveCiphers(masterKey: Uint8Array, f: FormatOptions, backend: BackendName = 'node'): Promise<VaultCiphers> {
   const emeKey = f.hkdf ? hkdfSha256(masterKey, HKDF_INFO.eme, 32) : masterKey;
   const cKey = contentKey(masterKey, f);
   let eme: Eme;
   let content: ContentCipher;
   try {
     eme = new Eme(emeKey, backend);
-    content = new ContentCipher(createAead(f.cipher, cKey, { backend }));
+    content = new ContentCipher(await createAead(f.cipher, cKey, { backend }));
   } finally {
     // The cipher objects keep their own copies (KeyObjects or private arrays); wipe the subkeys we derived.
     if (emeKey !== masterKey) emeKey.fill(0);

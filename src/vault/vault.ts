@@ -136,7 +136,7 @@ export class Vault {
 
   /** Opens the cipher tree and builds the Vault around it. */
   private static async make(cipherdir: string, format: FormatOptions, config: ConfFile | null, masterKey: Uint8Array, opts: VaultCommonOptions): Promise<Vault> {
-    const ciphers = deriveCiphers(masterKey, format, opts.backend ?? 'node');
+    const ciphers = await deriveCiphers(masterKey, format, opts.backend ?? 'node');
     const badname = (opts.badname ?? []).map(compileGlob);
     const tree = await CipherTree.open(cipherdir, atCalls(), format, ciphers.names, opts.logger ?? stderrLogger, badname, opts.sharedStorage ? 0 : DIR_LIFETIME_MS);
     return new Vault(cipherdir, format, config, masterKey, ciphers, tree, opts);

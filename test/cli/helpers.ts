@@ -153,14 +153,14 @@ export function jsonOf(r: RunResult, schemaName: string): Record<string, unknown
 }
 
 /** -speed in this process with TSCRYPTFS_AEGIS=off and 2 ms rows (text, or with -json); returns stdout. */
-export function speedWithoutAegis(json: boolean): string {
+export async function speedWithoutAegis(json: boolean): Promise<string> {
   let stdout = '';
   const out = new Output({ stdout: { write: (s: string) => (stdout += s) }, stderr: { write: () => true } });
   out.json = json;
   const saved = process.env.TSCRYPTFS_AEGIS;
   process.env.TSCRYPTFS_AEGIS = 'off';
   try {
-    runSpeed(out, 2);
+    await runSpeed(out, 2);
   } finally {
     if (saved === undefined) delete process.env.TSCRYPTFS_AEGIS;
     else process.env.TSCRYPTFS_AEGIS = saved;

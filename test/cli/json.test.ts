@@ -91,8 +91,8 @@ test('-speed -json: the version, the cpu and every row of the text output, valid
   assert.ok(results.filter((x) => x.implementation === 'OpenSSL').every((x) => x.mbPerSec !== null && x.mbPerSec > 0));
 });
 
-test('-speed -json with TSCRYPTFS_AEGIS=off: AEGIS rows null and unselected (in-process, short rows)', () => {
-  const stdout = speedWithoutAegis(true);
+test('-speed -json with TSCRYPTFS_AEGIS=off: AEGIS rows null and unselected (in-process, short rows)', async () => {
+  const stdout = await speedWithoutAegis(true);
   const doc = jsonOf({ code: 0, signal: null, stdout, stderr: '' }, 'speed');
   const aegis = (doc.results as Array<{ cipher: string; mbPerSec: unknown; selected: boolean }>).filter((x) => x.cipher.startsWith('AEGIS'));
   assert.deepEqual(aegis.map((x) => [x.mbPerSec, x.selected]), [[null, false], [null, false], [null, false], [null, false]]);

@@ -220,8 +220,8 @@ test('-speed: version, cpu line, ten rows (AEGIS per implementation), auto-mode 
   });
 });
 
-test('-speed with TSCRYPTFS_AEGIS=off: the AEGIS rows are N/A and unmarked (in-process, short rows)', () => {
-  const text = speedWithoutAegis(false);
+test('-speed with TSCRYPTFS_AEGIS=off: the AEGIS rows are N/A and unmarked (in-process, short rows)', async () => {
+  const text = await speedWithoutAegis(false);
   const rows = lines(text).filter((x) => x.startsWith('AEGIS-'));
   assert.equal(rows.length, 4);
   for (const row of rows) assert.match(row, /^AEGIS-\S+\s*\t    N\/A$/);

@@ -25,9 +25,9 @@ const FORMAT: FormatOptions = { cipher: 'aes-gcm', hkdf: true, plaintextNames: f
 const at = atCalls();
 let tmp = '';
 let codec: NameCodec;
-before(() => {
+before(async () => {
   tmp = makeTempDir();
-  const names = deriveCiphers(randomBytes(32), FORMAT).names;
+  const names = (await deriveCiphers(randomBytes(32), FORMAT)).names;
   assert.ok(names !== null);
   codec = names;
 });

@@ -22,7 +22,7 @@ const MK = 'c5f4f8ab43653ca8090026d5a48bbe1d53553dd75ffecaa2f66c30a761e148c1';
 const mk = Buffer.from(MK, 'hex');
 const rootIv = readFileSync(join(dir, 'gocryptfs.diriv'));
 const names = new NameCodec(new Eme(hkdfSha256(mk, HKDF_INFO.eme, 32)), { raw64: true, longNameMax: 255, longNames: true });
-const gcm = createAead('aes-gcm', hkdfSha256(mk, HKDF_INFO.gcm, 32));
+const gcm = await createAead('aes-gcm', hkdfSha256(mk, HKDF_INFO.gcm, 32));
 const BE64_0 = new Uint8Array(8);
 
 test('§14.1: password "test" -> scrypt -> HKDF wrap key -> the master key', async () => {

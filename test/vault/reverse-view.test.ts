@@ -99,7 +99,7 @@ test('long names: entries made or removed after a listing are found or gone at o
 
 test('the library API: open with the password or the master key, readFile, config errors', async () => {
   const confPath = join(plain, REVERSE_CONF_NAME);
-  const byKey = new ReverseView(plain, Buffer.from(fixtureMasterKey(FIXTURE), 'hex'), { format: confFormat(await readConfFile(confPath)), configPath: confPath, configCustom: false });
+  const byKey = await ReverseView.fromKey(plain, Buffer.from(fixtureMasterKey(FIXTURE), 'hex'), { format: confFormat(await readConfFile(confPath)), configPath: confPath, configCustom: false });
   const p = fixtureCipherPath(FIXTURE, 'status.txt');
   assert.deepEqual(await byKey.readFile(p), await view.readFile(p));
   assert.deepEqual(await view.readFile(p), await fsp.readFile(join(VECTORS_DIR, FIXTURE, 'cipher_view', p)));

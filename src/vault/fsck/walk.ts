@@ -360,7 +360,7 @@ class Walker {
  * Throws only when the root itself cannot be listed.
  */
 export async function fsckCipherdir(cipherdir: string, opts: FsckOptions): Promise<FsckReport> {
-  const ciphers = deriveCiphers(opts.masterKey, opts.format, opts.backend);
+  const ciphers = await deriveCiphers(opts.masterKey, opts.format, opts.backend);
   const at = atCalls();
   const w = new Walker(at, opts.format, ciphers, opts);
   const fd = await openCipherRoot(at, cipherdir);
