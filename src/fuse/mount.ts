@@ -10,7 +10,6 @@ import { batchBinding } from '../crypto/native-batch.js';
 import { loadFuse, type FuseInstance } from './fuse-native.js';
 import { makeOperations, type FuseOperations } from './operations.js';
 import { createNativeFastPath } from './native-fast-path.js';
-import { makeReverseOperations } from './reverse-operations.js';
 import { envSwitch, SWITCHES, switchValue } from '../util/switches.js';
 
 export interface MountOptions {
@@ -157,8 +156,12 @@ export async function mountVault(vault: Vault, mountpoint: string, o: MountOptio
   return { ...mounted, dropCaches: () => (forget.forgetCaches(), mounted.dropCaches()) };
 }
 
-/** Mounts a reverse view (-reverse): always read-only, type fuse.tscryptfs-reverse. */
+/**
+ * Mounts a reverse view (-reverse): always read-only, type
+ * fuse.tscryptfs-reverse. Its operations load here, not with a forward mount's.
+ */
 export async function mountReverse(view: ReverseView, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
+  const { makeReverseOperations } = await import('./reverse-operations.js');
   const operations = makeReverseOperations(view, log, o.forceOwner);
   return mountOperations(operations, mountpoint, { subtype: 'tscryptfs-reverse', ...o, readOnly: true }, view.plaindir);
 }

@@ -13,7 +13,7 @@
  * time in 10^5), or, for a long name, a .name file that hashes to it.
  */
 import { isUtf8 } from 'node:buffer';
-import { CONF_NAME } from '../config/conf-file.js';
+import { CONF_NAME } from '../config/conf-name.js';
 import { hasCode } from '../util/errors.js';
 import { readHeadAt } from '../util/fd-io.js';
 import type { AtCalls } from '../util/sys-at.js';

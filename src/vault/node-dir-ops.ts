@@ -5,7 +5,7 @@
  */
 import { constants as C } from 'node:fs';
 import { posix } from 'node:path';
-import { CONF_NAME } from '../config/index.js';
+import { CONF_NAME } from '../config/conf-name.js';
 import { badDisplayName, createDirIV, deleteLongName, DIRIV_NAME, hashLongName, LONGNAME_SUFFIX, longNameKind, matchesAny, NameMemo, readLongName, resolveDirConflicts, type ConflictEntry } from '../names/index.js';
 import { fsError } from '../util/errors.js';
 import { fdatasync, fsync } from '../util/fd-io.js';

@@ -7,18 +7,9 @@
  */
 import { constants as C, type BigIntStats, type Stats, type StatsFs } from 'node:fs';
 import { join, posix } from 'node:path';
-import {
-  CONF_NAME,
-  confFormat,
-  createConf,
-  DEFAULT_LONGNAMEMAX,
-  parseMasterKeyHex,
-  readConfFile,
-  unlockConf,
-  writeConfFile,
-  type ConfFile,
-  type FormatOptions,
-} from '../config/index.js';
+import { CONF_NAME } from '../config/conf-name.js';
+import { DEFAULT_LONGNAMEMAX } from '../config/format.js';
+import type { ConfFile, FormatOptions } from '../config/index.js';
 import { compileGlob, createDirIV, NameMemo, type ConflictEntry } from '../names/index.js';
 import { configError, fsError, hasCode, sameCode } from '../util/errors.js';
 import { stderrLogger } from '../util/logger.js';
@@ -55,6 +46,15 @@ export type { Owner } from './vault-core.js';
 
 /** Read and write in pieces of this size in readFile/writeFile. */
 const CHUNK = 1 << 20;
+
+/**
+ * The config file's reading, writing and unlocking, loaded by the calls that
+ * need them: a mount's background process gets its key and format from
+ * the command and never loads them.
+ */
+function configModule(): Promise<typeof import('../config/index.js')> {
+  return import('../config/index.js');
+}
 
 export class Vault {
   /** The cipher directory. */
@@ -151,6 +151,7 @@ export class Vault {
   static async init(cipherdir: string, opts: VaultInitOptions): Promise<Vault> {
     await assertEmptyDir(cipherdir);
     const format = formatFromInitOptions(opts);
+    const { createConf, writeConfFile } = await configModule();
     const { conf, masterKey } = await createConf({
       format,
       password: passwordBytes(opts.password),
@@ -165,6 +166,7 @@ export class Vault {
   /** Opens an existing cipher directory with its password or master key. */
   static async open(cipherdir: string, opts: VaultOpenOptions): Promise<Vault> {
     await assertDir(cipherdir);
+    const { confFormat, parseMasterKeyHex, readConfFile, unlockConf } = await configModule();
     if ('masterkey' in opts) {
       const key = typeof opts.masterkey === 'string' ? parseMasterKeyHex(opts.masterkey) : Buffer.from(opts.masterkey);
       if (key.length !== 32) throw configError('EMASTERKEY', `master key must be 32 bytes, got ${key.length}`);

@@ -5,7 +5,9 @@
  * src/util/xattr-io.ts) nor commander (which lays out the help only, loaded
  * by -h and -hh), nor the modules of -reverse and -ctlsock (loaded
  * by serve.ts when a mount uses them); a command that reads a config loads
- * no cipher but AES-GCM. Each costs every start time it does not need. A
+ * no cipher but AES-GCM; a forward mount's background process loads no
+ * config code and only the content cipher of the vault it opens. Each costs
+ * every start time it does not need. A
  * child process imports the module with a resolve hook that records every
  * URL the static and dynamic imports resolve to.
  */
@@ -57,6 +59,44 @@ for (const [entry, lazyToo] of [['cli/main.js', SERVING_LAZY], ['cli/mount.js', 
     }
   });
 }
+
+/**
+ * What a forward mount's background process leaves out: it gets its key and
+ * format from the command, so no config code; it runs one content cipher,
+ * loaded when its vault opens; and neither -speed nor the reverse operations.
+ */
+const DAEMON_LAZY = [
+  '/dist/src/config/index.js',
+  '/dist/src/config/scrypt.js',
+  '/dist/src/config/master-key.js',
+  '/dist/src/crypto/index.js',
+  '/dist/src/crypto/speed.js',
+  '/dist/src/crypto/aes-gcm.js',
+  '/dist/src/crypto/siv.js',
+  '/dist/src/crypto/xchacha.js',
+  '/dist/src/crypto/aegis/aegis-aead.js',
+  '/dist/src/fuse/reverse-operations.js',
+];
+
+test('the serving modules load no config code, no cipher before a vault opens, and then only its own', async () => {
+  const dir = await tempDir('tscryptfs-serving-');
+  try {
+    const open = `
+      const v = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'src', 'vault', 'index.js')).href)});
+      const vault = await v.Vault.fromKey(${JSON.stringify(dir)}, new Uint8Array(32), v.formatFromInitOptions({ plaintextNames: true }), null);
+      await vault.close();`;
+    const urls = await resolvedBy('cli/serve.js', open);
+    assert.ok(urls.some((u) => u.endsWith('/dist/src/crypto/aes-gcm.js')), 'the vault loaded AES-GCM when it opened');
+    assert.deepEqual(urls.filter((u) => DAEMON_LAZY.some((l) => u.endsWith(l) && !l.endsWith('/aes-gcm.js'))), []);
+  } finally {
+    await cleanup(dir);
+  }
+});
+
+test('importing cli/serve.js loads no cipher implementation', async () => {
+  const urls = await resolvedBy('cli/serve.js');
+  assert.deepEqual(urls.filter((u) => DAEMON_LAZY.some((l) => u.endsWith(l))), []);
+});
 
 /** The content and name ciphers: a command that reads a config unlocks it with AES-GCM and HKDF alone. */
 const CIPHERS = ['/dist/src/crypto/create-aead.js', '/dist/src/crypto/eme.js', '/dist/src/crypto/siv.js', '/dist/src/crypto/xchacha.js', '/dist/src/crypto/aegis/aegis-aead.js'];

@@ -17,7 +17,7 @@
 import { realpathSync } from 'node:fs';
 import { posix } from 'node:path';
 import type { FormatOptions } from '../../config/format.js';
-import { CONF_NAME } from '../../config/conf-file.js';
+import { CONF_NAME } from '../../config/conf-name.js';
 import { BADNAME_SUFFIX, badNameCandidates, mayBeConflictName, readDirIV, ZERO_IV, type ConflictEntry, type NameCodec, invalidNameCode, NAME_MAX } from '../../names/index.js';
 import { fsError, hasCode } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
