@@ -145,7 +145,6 @@ export class ReverseView {
     this.inoMap = new InoMap(rootDev);
   }
 
-
   /** With -one-file-system: true when the plaintext directory is on another filesystem than the root (then it shows empty). */
   private foreign(dirAbs: Buffer): boolean {
     if (this.rootDev === null) return false;
