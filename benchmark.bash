@@ -72,6 +72,7 @@
 #   bash benchmark.bash -twomounts [-rounds N] [-only NAME,...] [-dir DIR] [-baseline DIR]
 #   bash benchmark.bash -extractloop N [-mixed] [-only tscryptfs-CIPHER] [-dir DIR]
 #   bash benchmark.bash -scale [-scale-parts LIST] [-scale-small] [-only NAME,...] [-dir DIR]
+#   bash benchmark.bash -fsstress XFSTESTS_DIR [-fsstress-cycles N] [-only NAME,...] [-dir DIR]
 #
 #   -rounds N       rounds (default 3)
 #   -dd             WRITE and READ only
@@ -127,6 +128,16 @@
 #   -scale-parts L  comma-separated subset of dir,file,open,depth
 #   -scale-small    sizes a tenth as large (100..10k entries, 64 and 512
 #                   MiB, up to 256 open files): a quick check of the script
+#   -fsstress DIR   the daemons' memory under fsstress's default mix
+#                   (default candidates gocryptfs and tscryptfs, all mounted
+#                   at once): cycles of `fsstress -n 5000 -p 4` taking turns
+#                   between the mounts, the tree removed after each; each
+#                   daemon's VmRSS after every cycle, its VmHWM, and its
+#                   VmRSS 8 s after the last (scripts/bench-fsstress.bash).
+#                   fsstress is built from DIR, an xfstests checkout
+#                   (ltp/fsstress.c), into the run's scratch directory; needs
+#                   gcc and the XFS headers (apt-get install xfslibs-dev)
+#   -fsstress-cycles N  cycles for -fsstress (default 5)
 #
 # Needs root (drop_caches, clear_refs of the daemon), tar, md5sum, dd, dbench
 # and fio (apt-get install dbench fio), gocryptfs, fuse3; securefs and encfs
@@ -159,7 +170,7 @@ ALL_CANDIDATES=(plain gocryptfs gocryptfs-xchacha tscryptfs tscryptfs-xchacha ts
 PHASE_TIMEOUT=900
 
 usage() {
-	sed -n '/^# Usage:/,/more than 110% of cycle 2.s (issue 19)$/p' "$ROOT/$MYNAME" | sed 's/^# \{0,1\}//'
+	sed -n '/^# Usage:/,/-fsstress-cycles N  cycles for -fsstress/p' "$ROOT/$MYNAME" | sed 's/^# \{0,1\}//'
 }
 
 die() {
@@ -184,6 +195,8 @@ BASELINE=""
 SCALE=0
 SCALE_PARTS=dir,file,open,depth
 SCALE_SMALL=0
+FSSTRESS_SRC=""
+FSSTRESS_CYCLES=5
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	-h | -help | --help)
@@ -203,6 +216,8 @@ while [[ $# -gt 0 ]]; do
 	-scale) SCALE=1 ;;
 	-scale-parts) [[ $# -ge 2 ]] || die "-scale-parts needs a list"; SCALE_PARTS=$2; shift ;;
 	-scale-small) SCALE_SMALL=1 ;;
+	-fsstress) [[ $# -ge 2 ]] || die "-fsstress needs an xfstests directory"; FSSTRESS_SRC=$2; shift ;;
+	-fsstress-cycles) [[ $# -ge 2 ]] || die "-fsstress-cycles needs a number"; FSSTRESS_CYCLES=$2; shift ;;
 	*)
 		usage >&2
 		die "invalid argument: $1"
@@ -210,7 +225,7 @@ while [[ $# -gt 0 ]]; do
 	esac
 	shift
 done
-for v in ROUNDS EXTRACTLOOP DBENCH_T FIO_T; do
+for v in ROUNDS EXTRACTLOOP DBENCH_T FIO_T FSSTRESS_CYCLES; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, not '${!v}'"
 done
 [[ $ROUNDS -ge 1 ]] || die "-rounds must be at least 1"
@@ -220,6 +235,13 @@ done
 [[ $MIXED -eq 0 ]] || command -v python3 >/dev/null || die "-mixed needs python3"
 [[ $SCALE -eq 0 || ($EXTRACTLOOP -eq 0 && $TWOMOUNTS -eq 0 && $DD_ONLY -eq 0) ]] || die "-scale is a run of its own (not with -extractloop, -twomounts or -dd)"
 [[ $SCALE -eq 0 ]] || command -v python3 >/dev/null || die "-scale needs python3"
+if [[ -n $FSSTRESS_SRC ]]; then
+	[[ $SCALE -eq 0 && $EXTRACTLOOP -eq 0 && $TWOMOUNTS -eq 0 && $DD_ONLY -eq 0 ]] || die "-fsstress is a run of its own (not with -scale, -extractloop, -twomounts or -dd)"
+	[[ -f $FSSTRESS_SRC/ltp/fsstress.c ]] || die "-fsstress $FSSTRESS_SRC: no ltp/fsstress.c there (give an xfstests checkout)"
+	FSSTRESS_SRC=$(realpath "$FSSTRESS_SRC")
+	[[ $FSSTRESS_CYCLES -ge 1 ]] || die "-fsstress-cycles must be at least 1"
+	command -v gcc >/dev/null || die "-fsstress needs gcc"
+fi
 [[ $SCALE_PARTS =~ ^(dir|file|open|depth)(,(dir|file|open|depth))*$ ]] || die "-scale-parts: a comma-separated list of dir, file, open, depth"
 [[ $(id -u) -eq 0 ]] || die "run as root (drop_caches, /proc/PID/clear_refs of the mount daemons)"
 [[ $(getconf CLK_TCK) =~ ^[0-9]+$ ]] || die "getconf CLK_TCK does not give the clock tick"
@@ -237,7 +259,7 @@ if [[ -n $ONLY ]]; then
 	done
 elif [[ $EXTRACTLOOP -gt 0 ]]; then
 	CANDIDATES=(tscryptfs)
-elif [[ $SCALE -eq 1 ]]; then
+elif [[ $SCALE -eq 1 || -n $FSSTRESS_SRC ]]; then
 	CANDIDATES=(gocryptfs tscryptfs)
 else
 	CANDIDATES=("${ALL_CANDIDATES[@]}")
@@ -282,9 +304,9 @@ fi
 for tool in tar md5sum dd fusermount mountpoint; do
 	command -v $tool >/dev/null || die "$tool is missing"
 done
-if [[ $SCALE -eq 1 ]]; then
+if [[ $SCALE -eq 1 || -n $FSSTRESS_SRC ]]; then
 	for c in "${CANDIDATES[@]}"; do
-		[[ $c != plain ]] || die "-scale measures FUSE daemons: plain has none"
+		[[ $c != plain ]] || die "-scale and -fsstress measure FUSE daemons: plain has none"
 	done
 elif [[ $DD_ONLY -eq 0 && $EXTRACTLOOP -eq 0 ]]; then
 	command -v dbench >/dev/null || die "dbench is missing: apt-get install dbench"
@@ -591,7 +613,9 @@ mount_candidate() {
 
 # ---------------------------------------------------------------- the tree
 
-if [[ $SCALE -eq 1 ]]; then
+if [[ -n $FSSTRESS_SRC ]]; then
+	TREE_DESC="none (-fsstress: xfstests's fsstress)"
+elif [[ $SCALE -eq 1 ]]; then
 	cp "$ROOT/scripts/scale-load.py" "$ROOT/scripts/scale-plot.py" "$STAGE/" || die "cannot copy the -scale scripts to $STAGE"
 	TREE_DESC="none (-scale: scripts/scale-load.py)"
 elif [[ $MIXED -eq 1 ]]; then
@@ -636,7 +660,7 @@ if command -v securefs >/dev/null; then
 	VERSIONS+=", securefs ${v:-unknown}"
 fi
 command -v encfs >/dev/null && VERSIONS+=", encfs $(encfs --version 2>&1 | awk '{print $NF}')"
-if [[ $DD_ONLY -eq 0 && $EXTRACTLOOP -eq 0 && $SCALE -eq 0 ]]; then
+if [[ $DD_ONLY -eq 0 && $EXTRACTLOOP -eq 0 && $SCALE -eq 0 && -z $FSSTRESS_SRC ]]; then
 	VERSIONS+=", $(dbench --help 2>&1 | head -n 1 | awk '{print "dbench " $3}'), $(fio --version)"
 fi
 echo "$MACHINE"
@@ -710,6 +734,10 @@ fi
 # ---------------------------------------------------------------- scale
 
 [[ $SCALE -eq 0 ]] || source "$ROOT/scripts/bench-scale.bash"
+
+# ---------------------------------------------------------------- fsstress
+
+[[ -z $FSSTRESS_SRC ]] || source "$ROOT/scripts/bench-fsstress.bash"
 
 # ---------------------------------------------------------------- the benchmark
 
