@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -74,7 +73,7 @@ static int write_held(struct fast_path *p, int fd, const uint8_t *data, size_t l
     uint8_t id[ID_LEN];
     int64_t plain = 0;
     if (fresh) {
-        if (off != 0 || RAND_bytes(id, ID_LEN) != 1) return TSCRYPTFS_HOOK_PASS;
+        if (off != 0) return TSCRYPTFS_HOOK_PASS;
     } else {
         if (csize <= HEADER || (plain = content_plain_size(csize, cbs, overhead)) < 0 || !content_file_id(fd, id)) return TSCRYPTFS_HOOK_PASS;
     }
@@ -92,6 +91,8 @@ static int write_held(struct fast_path *p, int fd, const uint8_t *data, size_t l
     struct content_thread *t = content_thread(k, cbs);
     if (!t || !content_sealing(k, t) || !content_grow(&t->plain, &t->plain_cap, nblocks * BLOCK) || !content_grow(&t->out, &t->out_cap, outlen))
         return TSCRYPTFS_HOOK_PASS;
+    /* A new file's ID comes from the thread's nonce pool, as src/content/header.ts's does from JS's. */
+    if (fresh && !content_nonce(t, id, ID_LEN)) return TSCRYPTFS_HOOK_PASS;
     if ((uint64_t)off > start && !old_block(k, t, fd, first, id, csize, t->plain)) return TSCRYPTFS_HOOK_PASS;
     if (wend % BLOCK != 0 && wend < end && (last != first || (uint64_t)off == start) &&
         !old_block(k, t, fd, last, id, csize, t->plain + (last - first) * BLOCK))

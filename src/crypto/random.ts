@@ -18,8 +18,8 @@ let pool = new Uint8Array(0);
 let poolUsed = 0;
 
 /**
- * `n` fresh random bytes for nonces: a view into the pool, each byte handed
- * out once. A spent pool is replaced, never refilled in place, so a view
+ * `n` fresh random bytes for nonces and file IDs: a view into the pool,
+ * each byte handed out once. A spent pool is replaced, never refilled in place, so a view
  * keeps its bytes for as long as it is held. Larger requests draw directly.
  */
 export function randomNonces(n: number): Uint8Array {

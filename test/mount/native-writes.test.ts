@@ -253,3 +253,28 @@ out(bad[:10])`,
   // A stat of an open file reaches JS as fgetattr (libfuse passes the handle on).
   assert.ok((calls['getattr'] ?? 0) + (calls['fgetattr'] ?? 0) > 1000, `stats reached JS meanwhile: ${JSON.stringify(calls)}`);
 });
+
+test('new files get distinct file IDs, on the native write path as through JS', tsOnly, async () => {
+  const cipherdir = join(dir.tmp, 'file-ids-cipher');
+  await initCipherdir(MOUNT_IMPL, cipherdir, []);
+  const CREATES = `
+for i in range(200):
+    fd = os.open(os.path.join(A[0], 'n%d' % i), os.O_WRONLY | os.O_CREAT, 0o644)
+    os.pwrite(fd, bytes([i % 256]) * 4096, 0)
+    os.close(fd)
+out(sorted(os.listdir(A[0]))[:1])`;
+  const calls = await counted('file-ids', cipherdir, [], {}, async (m) => {
+    await py<string[]>(CREATES, [m]);
+    for (const i of [0, 99, 199]) assert.deepEqual(await fsp.readFile(join(m, `n${i}`)), Buffer.alloc(4096, i % 256));
+  });
+  if (NATIVE.writes) assert.ok((calls['nativeWrite'] ?? 0) >= 190, `the first writes of new files were native: ${JSON.stringify(calls)}`);
+  const ids = new Set<string>();
+  for (let i = 0; i < 200; i++) {
+    const head = (await fsp.readFile(await cipherPathOf(cipherdir, `n${i}`))).subarray(0, 18);
+    assert.deepEqual([head[0], head[1]], [0, 2], `n${i}: header version 2`);
+    const id = head.subarray(2);
+    assert.ok(!id.every((x) => x === 0), `n${i}: an all-zero file ID`);
+    ids.add(id.toString('hex'));
+  }
+  assert.equal(ids.size, 200, 'two new files share a file ID');
+});
