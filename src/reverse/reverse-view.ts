@@ -120,13 +120,13 @@ export class ReverseView {
   }
 
   /**
-   * The view of `plaindir` under `masterKey` (copied; the caller keeps and
-   * wipes its own), with the format of its config. Fails with EINVAL for a
-   * format without AES-SIV.
+   * The view of `plaindir` under `masterKey`, with the format of its config
+   * (the ciphers keep their own keys; the caller wipes `masterKey`). Fails
+   * with EINVAL for a format without AES-SIV.
    */
   static async fromKey(plaindir: string, masterKey: Uint8Array, opts: ReverseViewOptions): Promise<ReverseView> {
     if (opts.format.cipher !== 'aes-siv') throw fsError('EINVAL', undefined, undefined, 'reverse mode needs AES-SIV');
-    const ciphers = await deriveCiphers(Buffer.from(masterKey), opts.format, opts.backend);
+    const ciphers = await deriveCiphers(masterKey, opts.format, opts.backend);
     return new ReverseView(plaindir, ciphers, opts);
   }
 
