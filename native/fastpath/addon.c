@@ -307,6 +307,16 @@ static napi_value js_adopt(napi_env env, napi_callback_info info)
     return out;
 }
 
+/* nativeHandles(fastPath) -> how many handles the fast path opened that JS has not adopted are open. */
+static napi_value js_native_handles(napi_env env, napi_callback_info info)
+{
+    napi_value argv[1], out;
+    struct fast_path *p = args(env, info, 1, argv);
+    if (!p) return throw_inval(env, "nativeHandles(fastPath): bad argument");
+    if (napi_create_double(env, (double)handles_owned_count(&p->handles), &out) != napi_ok) return NULL;
+    return out;
+}
+
 /* opensOn(fastPath, dev, inoLow, inoHigh) -> the native handles open on that file that JS has not adopted. */
 static napi_value js_opens_on(napi_env env, napi_callback_info info)
 {
@@ -440,6 +450,7 @@ NAPI_MODULE_INIT()
                {"releaseSlot", js_release_slot},
                {"adopt", js_adopt},
                {"opensOn", js_opens_on},
+               {"nativeHandles", js_native_handles},
                {"takeRemovedDirs", js_take_removed_dirs},
                {"stats", js_stats},
                {"nameEncrypt", js_name_encrypt}};

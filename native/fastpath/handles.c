@@ -126,6 +126,16 @@ int handles_adopt_fd(struct handles *hs, uint64_t fh)
     return fd;
 }
 
+size_t handles_owned_count(struct handles *hs)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&hs->mut);
+    for (size_t i = 0; i < HANDLE_BUCKETS; i++)
+        for (struct handle *h = hs->buckets[i]; h; h = h->next) n += h->owned && !h->adopted;
+    pthread_mutex_unlock(&hs->mut);
+    return n;
+}
+
 size_t handles_owned_on(struct handles *hs, uint32_t dev, uint64_t ino, uint64_t *fhs, size_t cap)
 {
     size_t n = 0;

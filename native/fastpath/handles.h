@@ -64,6 +64,8 @@ void handles_unpin(struct handles *hs, struct handle *h);
 
 /* A duplicate of owned handle `fh`'s descriptor, marking it adopted; -1 when there is none. */
 int handles_adopt_fd(struct handles *hs, uint64_t fh);
+/* How many owned handles JavaScript has not adopted are open. */
+size_t handles_owned_count(struct handles *hs);
 /* The owned handles not adopted yet that are open on (dev, ino): up to `cap` into fhs; returns how many there are. */
 size_t handles_owned_on(struct handles *hs, uint32_t dev, uint64_t ino, uint64_t *fhs, size_t cap);
 

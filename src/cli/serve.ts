@@ -157,7 +157,7 @@ export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{
     const every = Math.max(100, Math.min(plan.idleMs / 10, 60_000));
     idleTimer = setInterval(() => {
       const quiet = Date.now() - mounted.operations.lastActivity() >= plan.idleMs;
-      if (quiet && mounted.operations.handles.size === 0) void stop('idle');
+      if (quiet && mounted.operations.openFiles() === 0) void stop('idle');
     }, every);
   }
 

@@ -58,6 +58,8 @@ export interface FastPathBinding {
   releaseSlot(fastPath: object, dev: number, inoLow: number, inoHigh: number): void;
   /** A duplicate (close-on-exec) of the descriptor of handle `fh`, which the fast path opened; JS closes it and gets the handle's release from now on. -1: no such handle. */
   adopt(fastPath: object, fh: number): number;
+  /** How many handles the fast path opened that JS has not adopted are open. */
+  nativeHandles(fastPath: object): number;
   /** The handles the fast path opened on this file that JS has not adopted. */
   opensOn(fastPath: object, dev: number, inoLow: number, inoHigh: number): number[];
   /**

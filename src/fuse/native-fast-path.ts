@@ -73,6 +73,8 @@ export interface NativeFastPath {
   isNative(fh: number): boolean;
   /** A duplicate of native handle `fh`'s descriptor for JS, which gets its release from now on; -1 when there is no such handle. */
   adopt(fh: number): number;
+  /** How many native handles JS has not adopted are open. */
+  openCount(): number;
   /** The native handles JS has not adopted that are open on this file. */
   opensOn(dev: number | bigint, ino: bigint): number[];
   /**
@@ -201,6 +203,9 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
     },
     adopt(fh) {
       return binding.adopt(fastPath, fh);
+    },
+    openCount() {
+      return opens ? binding.nativeHandles(fastPath) : 0;
     },
     opensOn(dev, ino) {
       return opens ? binding.opensOn(fastPath, dev32(dev), ...halves(ino)) : [];

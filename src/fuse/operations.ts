@@ -51,6 +51,8 @@ const KERNEL_HANDLED = C.O_APPEND | C.O_TRUNC | C.O_CREAT | C.O_EXCL;
 export interface FuseOperations {
   ops: Record<string, (...args: never[]) => void>;
   handles: HandleTable<Closable>;
+  /** How many files are open through the mount: JS's handles and those the native path opened (for -idle). */
+  openFiles(): number;
   /** Milliseconds since the epoch of the last operation (for -idle). */
   lastActivity(): number;
   /**
@@ -402,5 +404,6 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     return n > 0 ? { assistedChunks: n } : {};
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity, calls: () => ({ ...calls.snapshot(), ...(reads && nativeCalls(reads)), ...assistedChunks() }), useAttrCache: (c) => void (attrCache = c), listsAttributes: true, dropsSetIdBits: true };
+  const openFiles = (): number => handles.size + (reads?.openCount() ?? 0);
+  return { ops: ops as unknown as FuseOperations['ops'], handles, openFiles, lastActivity, calls: () => ({ ...calls.snapshot(), ...(reads && nativeCalls(reads)), ...assistedChunks() }), useAttrCache: (c) => void (attrCache = c), listsAttributes: true, dropsSetIdBits: true };
 }

@@ -78,5 +78,5 @@ export function makeReverseOperations(view: ReverseView, log: Logger, forceOwner
     },
   };
 
-  return { ops: ops as unknown as FuseOperations['ops'], handles, lastActivity: () => calls.last, calls: () => calls.snapshot(), useAttrCache: () => undefined, listsAttributes: false, dropsSetIdBits: false };
+  return { ops: ops as unknown as FuseOperations['ops'], handles, openFiles: () => handles.size, lastActivity: () => calls.last, calls: () => calls.snapshot(), useAttrCache: () => undefined, listsAttributes: false, dropsSetIdBits: false };
 }
