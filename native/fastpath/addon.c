@@ -9,8 +9,10 @@
 #define _GNU_SOURCE
 #include "fast_path.h"
 #include "napi_args.h"
+#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +116,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     p->hook.dirs_changed = fp_dirs_changed;
     p->hook.open = fp_open;
     p->hook.release = fp_release;
+    p->hook.create = fp_create;
     if (napi_create_external(env, p, fp_finalize, ref, &ext) != napi_ok) {
         fp_finalize(env, p, ref);
         return NULL;
@@ -243,14 +246,26 @@ static napi_value js_answer_lookups(napi_env env, napi_callback_info info)
     return NULL;
 }
 
-/* answerOpens(fastPath, on): whether the hook `open` answers opens for reading (with lookups on). */
-static napi_value js_answer_opens(napi_env env, napi_callback_info info)
+/* Sets hook switch `flag` (opens, creates) from the arguments (fastPath, on) of `usage`. */
+static napi_value answer_switch(napi_env env, napi_callback_info info, size_t flag, const char *usage)
 {
     bool on;
     struct fast_path *p = switch_args(env, info, &on);
-    if (!p) return throw_inval(env, "answerOpens(fastPath, on): bad argument");
-    __atomic_store_n(&p->opens, on ? 1 : 0, __ATOMIC_RELEASE);
+    if (!p) return throw_inval(env, usage);
+    __atomic_store_n((int *)((char *)p + flag), on ? 1 : 0, __ATOMIC_RELEASE);
     return NULL;
+}
+
+/* answerOpens(fastPath, on): whether the hook `open` answers opens for reading (with lookups on). */
+static napi_value js_answer_opens(napi_env env, napi_callback_info info)
+{
+    return answer_switch(env, info, offsetof(struct fast_path, opens), "answerOpens(fastPath, on): bad argument");
+}
+
+/* answerCreates(fastPath, on): whether the hook `create` answers creates (with opens and writes on). */
+static napi_value js_answer_creates(napi_env env, napi_callback_info info)
+{
+    return answer_switch(env, info, offsetof(struct fast_path, creates), "answerCreates(fastPath, on): bad argument");
 }
 
 /*
@@ -296,14 +311,22 @@ static napi_value js_release_slot(napi_env env, napi_callback_info info)
     return NULL;
 }
 
-/* adopt(fastPath, fh) -> a duplicate of native handle fh's descriptor (O_CLOEXEC), which JS closes; -1 when fh is no such handle. */
+/*
+ * adopt(fastPath, fh) -> [a duplicate of native handle fh's descriptor
+ * (O_CLOEXEC), which JS closes, or -1 when fh is no such handle; the
+ * access mode it was opened with (O_RDONLY, O_WRONLY or O_RDWR)].
+ */
 static napi_value js_adopt(napi_env env, napi_callback_info info)
 {
     size_t fh;
-    napi_value argv[2], out;
+    int access = O_RDONLY;
+    napi_value argv[2], out, v;
     struct fast_path *p = args(env, info, 2, argv);
     if (!p || !get_size(env, argv[1], &fh)) return throw_inval(env, "adopt(fastPath, fh): bad argument");
-    if (napi_create_int32(env, handles_adopt_fd(&p->handles, fh), &out) != napi_ok) return NULL;
+    const int fd = handles_adopt_fd(&p->handles, fh, &access);
+    if (napi_create_array_with_length(env, 2, &out) != napi_ok || napi_create_int32(env, fd, &v) != napi_ok ||
+        napi_set_element(env, out, 0, v) != napi_ok || napi_create_int32(env, access, &v) != napi_ok || napi_set_element(env, out, 1, v) != napi_ok)
+        return NULL;
     return out;
 }
 
@@ -382,7 +405,8 @@ static napi_value js_take_removed_dirs(napi_env env, napi_callback_info info)
  * attribute changes answered natively, writes answered natively, writes passed on,
  * unlinks answered natively, unlinks passed on, lookups answered natively, lookups passed on,
  * opens answered natively, opens passed on, rmdirs answered natively, rmdirs passed on,
- * getxattr and listxattr answered natively (no_xattrs), those passed on]
+ * getxattr and listxattr answered natively (no_xattrs), those passed on,
+ * creates answered natively, creates passed on]
  */
 static napi_value js_stats(napi_env env, napi_callback_info info)
 {
@@ -392,7 +416,8 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     const uint64_t *counts[] = {&p->reads.answered,    &p->reads.passed,    &p->attr_changes.answered, &p->written.answered,
                                 &p->written.passed,    &p->unlinked.answered, &p->unlinked.passed,     &p->looked_up.answered,
                                 &p->looked_up.passed,  &p->opened.answered, &p->opened.passed,         &p->rmdired.answered,
-                                &p->rmdired.passed,    &p->xattrs_none.answered, &p->xattrs_none.passed};
+                                &p->rmdired.passed,    &p->xattrs_none.answered, &p->xattrs_none.passed,
+                                &p->created.answered,  &p->created.passed};
     const size_t n = sizeof counts / sizeof counts[0];
     if (napi_create_array_with_length(env, n, &out) != napi_ok) return NULL;
     for (size_t i = 0; i < n; i++)
@@ -445,6 +470,7 @@ NAPI_MODULE_INIT()
                {"useNames", js_use_names},
                {"answerLookups", js_answer_lookups},
                {"answerOpens", js_answer_opens},
+               {"answerCreates", js_answer_creates},
                {"answerRmdirs", js_answer_rmdirs},
                {"claimSlot", js_claim_slot},
                {"releaseSlot", js_release_slot},

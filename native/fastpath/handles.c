@@ -113,7 +113,7 @@ void handles_unpin(struct handles *hs, struct handle *h)
     pthread_mutex_unlock(&hs->mut);
 }
 
-int handles_adopt_fd(struct handles *hs, uint64_t fh)
+int handles_adopt_fd(struct handles *hs, uint64_t fh, int *access)
 {
     int fd = -1;
     pthread_mutex_lock(&hs->mut);
@@ -121,6 +121,7 @@ int handles_adopt_fd(struct handles *hs, uint64_t fh)
     if (h && h->owned) {
         fd = fcntl(h->fd, F_DUPFD_CLOEXEC, 0);
         if (fd >= 0) h->adopted = 1;
+        *access = h->access;
     }
     pthread_mutex_unlock(&hs->mut);
     return fd;

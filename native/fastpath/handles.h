@@ -26,6 +26,7 @@ struct handle {
     int flags;     /* HANDLE_* */
     int owned;     /* open.c opened it: it is closed at the RELEASE */
     int adopted;   /* JavaScript holds a duplicate of `fd` too and gets the RELEASE */
+    int access;    /* owned: the caller's access mode (O_RDONLY, O_WRONLY, O_RDWR), which JavaScript adopts it with */
     uint32_t dev;  /* owned: the cipher file's, as JS's stat words give them */
     uint64_t ino;
     uint32_t busy; /* calls using `fd` through handles_pin (handles_remove waits for 0) */
@@ -62,8 +63,8 @@ void handles_remember_id(struct handles *hs, uint64_t fh, int32_t seq, const uin
 struct handle *handles_pin(struct handles *hs, uint64_t fh);
 void handles_unpin(struct handles *hs, struct handle *h);
 
-/* A duplicate of owned handle `fh`'s descriptor, marking it adopted; -1 when there is none. */
-int handles_adopt_fd(struct handles *hs, uint64_t fh);
+/* A duplicate of owned handle `fh`'s descriptor, marking it adopted, and its access mode in *access; -1 when there is none. */
+int handles_adopt_fd(struct handles *hs, uint64_t fh, int *access);
 /* How many owned handles JavaScript has not adopted are open. */
 size_t handles_owned_count(struct handles *hs);
 /* The owned handles not adopted yet that are open on (dev, ino): up to `cap` into fhs; returns how many there are. */

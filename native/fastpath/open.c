@@ -1,28 +1,43 @@
 /*
- * The hooks `open` and `release`: an OPEN for reading answered on the
- * libfuse thread that received it. In JavaScript each costs two thread
- * hand-overs for a walk, one openat(2) and one fstat(2); an md5sum -c of
- * the bench tree sends 19,376, its last trips to JS once lookups and reads
- * are native.
+ * The hooks `open`, `create` and `release`: an OPEN for reading, and a
+ * CREATE, answered on the libfuse thread that received it. In JavaScript
+ * each costs two thread hand-overs for a walk, one openat(2) and one
+ * fstat(2); an md5sum -c of the bench tree sends 19,376 opens, an untar
+ * of it 19,425 creates, their last trips to JS once lookups, reads and
+ * writes are native.
  *
- * The file is found by walk.c, opened with openat(O_RDONLY | O_NOFOLLOW |
- * O_NONBLOCK) from its parent's descriptor (O_NONBLOCK: a FIFO planted in
- * the cipher directory must not hang the thread; it does nothing to a
- * regular file), and kept only if fstat says it is a regular file. The
- * handle is registered as one JavaScript opened would be, under a number
- * from NATIVE_FH_BASE up, with the file's fence slot (fences.h), and owns
- * its descriptor: the RELEASE closes it here without a trip to JavaScript.
+ * The file is found by walk.c, opened with openat(O_NOFOLLOW) from its
+ * parent's descriptor, and kept only if fstat says it is a regular file.
+ * The handle is registered as one JavaScript opened would be, under a
+ * number from NATIVE_FH_BASE up, with the file's fence slot (fences.h),
+ * and owns its descriptor: the RELEASE closes it here without a trip to
+ * JavaScript.
  *
- * JavaScript learns of such a handle only when it needs it: a READ the
- * fast path passes on (a block that does not open, a hole), an FSYNC, an
- * FGETATTR the cache cannot answer, the rename that hides a file unlinked
- * while open. It then adopts the handle: it gets a duplicate of the
- * descriptor, wraps it as it wraps one it opened, and gets the RELEASE too.
+ * open: for reading only, with O_NONBLOCK (a FIFO planted in the cipher
+ * directory must not hang the thread; it does nothing to a regular file).
+ *
+ * create (twin: open with O_CREAT in src/vault/node-open-create.ts): the
+ * cipher file is made with O_EXCL, read-write whatever the caller asked
+ * (read-modify-write needs it, open-flags.ts's backingFlags), empty: the
+ * first write gives it its header (write.c). Only as the daemon's own
+ * user: a root daemon makes a file for anyone else as that user, with
+ * the supplementary groups JavaScript reads from /proc (src/fuse/caller.ts,
+ * vault-core.ts credentialOf), so such a create goes to JavaScript. So
+ * does a long name (its .name file is JavaScript's) and a name that
+ * exists already (JavaScript opens it, or says EEXIST).
+ *
+ * JavaScript learns of such a handle only when it needs it: a READ or
+ * WRITE the fast path passes on (a block that does not open, a hole), an
+ * FSYNC, an FGETATTR the cache cannot answer, the rename that hides a file
+ * unlinked while open. It then adopts the handle: it gets a duplicate of
+ * the descriptor and the caller's access mode, wraps it as it wraps one it
+ * opened, and gets the RELEASE too.
  *
  * Anything out of the ordinary goes to JavaScript untouched, which then
  * answers and logs it: a name the vault refuses, a missing directory or
  * IV, an open that fails, no free slot, lookups turned off (while libfuse
- * hides a file, src/fuse/hidden-files.ts), a flag other than reading.
+ * hides a file, src/fuse/hidden-files.ts), an open with a flag other than
+ * reading.
  */
 #define _GNU_SOURCE
 #include "fast_path.h"
@@ -30,6 +45,28 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Registers the regular file `fd` (stat `st`) as an owned handle with `flags` (HANDLE_*); 0 when no slot or memory is left (fd untouched). */
+static int own_handle(struct fast_path *p, int fd, const struct stat *st, int flags, int access, uint64_t *fh)
+{
+    struct handle *h = calloc(1, sizeof *h);
+    if (!h) return 0;
+    const int64_t slot = fences_claim(&p->fences, (uint32_t)st->st_dev, (uint64_t)st->st_ino);
+    if (slot < 0) {
+        free(h);
+        return 0;
+    }
+    h->fd = fd;
+    h->flags = flags;
+    h->access = access;
+    h->slot = (uint32_t)slot;
+    h->owned = 1;
+    h->dev = (uint32_t)st->st_dev;
+    h->ino = (uint64_t)st->st_ino;
+    handles_insert(&p->handles, h);
+    *fh = h->fh;
+    return 1;
+}
 
 /* The hook's `open` (fuse_hooks.h), for reading. Twin: open in src/vault/node-open-create.ts. */
 int fp_open(void *ctx, const char *path, int flags, const uint64_t *dirs_gen, uint64_t *fh)
@@ -49,27 +86,51 @@ int fp_open(void *ctx, const char *path, int flags, const uint64_t *dirs_gen, ui
     dirs_put(&p->dirs, &dir);
     if (fd < 0) goto pass;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) goto close_pass;
-    struct handle *h = calloc(1, sizeof *h);
-    if (!h) goto close_pass;
-    const int64_t slot = fences_claim(&p->fences, (uint32_t)st.st_dev, (uint64_t)st.st_ino);
-    if (slot < 0) {
-        free(h);
-        goto close_pass;
-    }
-    h->fd = fd;
-    h->flags = HANDLE_READABLE;
-    h->slot = (uint32_t)slot;
-    h->owned = 1;
-    h->dev = (uint32_t)st.st_dev;
-    h->ino = (uint64_t)st.st_ino;
-    handles_insert(&p->handles, h);
-    *fh = h->fh;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !own_handle(p, fd, &st, HANDLE_READABLE, O_RDONLY, fh)) goto close_pass;
     return hook_answered(&p->opened, 0);
 close_pass:
     close(fd);
 pass:
     hook_passed(&p->opened);
+    return TSCRYPTFS_HOOK_PASS;
+}
+
+/* The hook's `create` (fuse_hooks.h). Twin: open with O_CREAT in src/vault/node-open-create.ts. */
+int fp_create(void *ctx, const char *path, mode_t mode, int flags, uid_t uid, gid_t gid, const uint64_t *dirs_gen, uint64_t *fh, struct stat *st)
+{
+    struct fast_path *p = ctx;
+    if (dirs_root(&p->dirs) < 0 || !fp_on(&p->creates) || !fp_on(&p->opens) || !fp_on(&p->lookups)) return TSCRYPTFS_HOOK_PASS;
+    const int access = flags & O_ACCMODE;
+    if ((getuid() == 0 && (uid != 0 || gid != 0)) || access == O_ACCMODE || !path || path[0] != '/' || path[1] == 0) goto pass;
+    char cpath[CPATH_MAX], disk[NAME_DISK_MAX + 1];
+    size_t clen = 0;
+    int is_long = 0;
+    struct dir_ref dir;
+    if (!walk_find(&p->walk, &p->dirs, path, dirs_gen, &dir, disk, &is_long, cpath, &clen)) goto pass;
+    if (is_long) {
+        dirs_put(&p->dirs, &dir);
+        goto pass;
+    }
+    /* backingFlags as the create in src/fuse/operations.ts asks for it: the kernel handled O_APPEND and O_TRUNC. */
+    const int oflags = (flags & ~(O_ACCMODE | O_APPEND | O_TRUNC | O_DIRECT)) | O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    const int fd = openat(dir.fd, disk, oflags, mode & 07777);
+    if (fd < 0) {
+        dirs_put(&p->dirs, &dir);
+        goto pass;
+    }
+    const int flags_h = (access != O_WRONLY ? HANDLE_READABLE : 0) | (fp_on(&p->writes) ? HANDLE_WRITABLE : 0);
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || !own_handle(p, fd, st, flags_h, access, fh)) {
+        /* what this call made goes again, so that JavaScript meets the name as it was */
+        close(fd);
+        unlinkat(dir.fd, disk, 0);
+        dirs_put(&p->dirs, &dir);
+        goto pass;
+    }
+    dirs_put(&p->dirs, &dir);
+    st->st_size = (off_t)content_shown_size(&p->key, (int64_t)st->st_size);
+    return hook_answered(&p->created, 0);
+pass:
+    hook_passed(&p->created);
     return TSCRYPTFS_HOOK_PASS;
 }
 

@@ -2285,6 +2285,35 @@ static int fuse_native_open_fast (const char *path, struct fuse_file_info *info)
   return fuse_native_open(path, info);
 }
 
+// CREATE through the read hook's `create` when it has one (path_hook): a
+// new file made and opened on the libfuse thread, its handle the hook's as
+// for an open. The attribute cache forgets and keeps what a create JS
+// answers makes it forget and keep (attr_changing, attr_ended), and the
+// new file's attributes answer the fgetattr libfuse sends next.
+static int fuse_native_create_fast (const char *path, mode_t mode, struct fuse_file_info *info) {
+  struct fuse_context *fc = fuse_get_context();
+  fuse_thread_t *ft = (fuse_thread_t *) fc->private_data;
+  struct tscryptfs_fast_path *hook = path_hook(ft, path);
+  if (hook != NULL && hook->create != NULL && info != NULL) {
+    fuse_thread_locals_t *l = get_thread_locals();
+    l->op = op_create;
+    l->path = path;
+    l->carried = 0;
+    l->attr_targeted = attr_changing(ft, op_create, path);
+    uint64_t fh = 0;
+    struct stat st;
+    int res = hook->create(hook->ctx, path, mode, info->flags, fc->uid, fc->gid, &(ft->dirs_gen), &fh, &st);
+    if (res == 0) {
+      carry_locals(l, path, &st);
+      attr_ended(l, 0);
+      info->fh = fh;
+      return 0;
+    }
+    if (res != TSCRYPTFS_HOOK_PASS) return res;
+  }
+  return fuse_native_create(path, mode, info);
+}
+
 // a RELEASE the read hook's `release` finished (a handle its `open`
 // made, which JS never adopted): nothing goes to JS
 static int release_native (fuse_thread_t *ft, struct fuse_file_info *info) {
@@ -3310,7 +3339,7 @@ NAPI_METHOD(fuse_native_mount) {
   if (implemented[op_write]) ops.write = fuse_native_write_fast;
   if (implemented[op_release]) ops.release = ft->on_release != NULL ? fuse_native_release_later : fuse_native_release_fast;
   if (implemented[op_releasedir]) ops.releasedir = fuse_native_releasedir;
-  if (implemented[op_create]) ops.create = fuse_native_create;
+  if (implemented[op_create]) ops.create = fuse_native_create_fast;
   if (implemented[op_utimens]) ops.utimens = fuse_native_utimens_fast;
   if (implemented[op_unlink]) ops.unlink = fuse_native_unlink_fast;
   if (implemented[op_rename]) ops.rename = fuse_native_rename;

@@ -15,7 +15,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#define TSCRYPTFS_FAST_PATH_MAGIC 0x54535242u   /* "TSRB": version 11, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open`, `release`, `rmdir` and `no_xattrs` */
+#define TSCRYPTFS_FAST_PATH_MAGIC 0x54535243u   /* "TSRC": version 12, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open`, `release`, `rmdir`, `no_xattrs` and `create` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -133,6 +133,16 @@ struct tscryptfs_fast_path {
      * the lookup would pass on).
      */
     int (*no_xattrs)(void *ctx, const char *path, const char *name, const uint64_t *dirs_gen);
+    /*
+     * Called for a CREATE before it goes to JavaScript, with the mode, the
+     * open(2) flags and the caller's uid and gid: makes plaintext `path`,
+     * found as for `lookup`, a new empty regular file and opens it, its
+     * handle registered as `open` registers one (for writes too). Returns 0
+     * with the handle in *fh and the new file's attributes in `st`, or
+     * TSCRYPTFS_HOOK_PASS (nothing made): let JavaScript answer.
+     */
+    int (*create)(void *ctx, const char *path, mode_t mode, int flags, uid_t uid, gid_t gid, const uint64_t *dirs_gen, uint64_t *fh,
+                  struct stat *st);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

@@ -52,12 +52,21 @@ export interface FastPathBinding {
    * from NATIVE_FH_BASE up and their slots come from claimSlot.
    */
   answerOpens(fastPath: object, on: boolean): void;
+  /**
+   * Whether the fast path creates files itself (native/fastpath/open.c; off when created; only while opens are on), as
+   * the daemon's own user, with short names; their handles are native ones as the opens' are.
+   */
+  answerCreates(fastPath: object, on: boolean): void;
   /** The fence slot of the file with this device and inode (split in 32-bit halves), counted once more; -1 when none is free. */
   claimSlot(fastPath: object, dev: number, inoLow: number, inoHigh: number): number;
   /** Gives back what claimSlot took. */
   releaseSlot(fastPath: object, dev: number, inoLow: number, inoHigh: number): void;
-  /** A duplicate (close-on-exec) of the descriptor of handle `fh`, which the fast path opened; JS closes it and gets the handle's release from now on. -1: no such handle. */
-  adopt(fastPath: object, fh: number): number;
+  /**
+   * [a duplicate (close-on-exec) of the descriptor of handle `fh`, which the fast path opened (-1: no such handle),
+   * the access mode it was opened with (O_RDONLY, O_WRONLY, O_RDWR)]; JS closes the duplicate and gets the handle's
+   * release from now on.
+   */
+  adopt(fastPath: object, fh: number): [number, number];
   /** How many handles the fast path opened that JS has not adopted are open. */
   nativeHandles(fastPath: object): number;
   /** The handles the fast path opened on this file that JS has not adopted. */
@@ -77,9 +86,10 @@ export interface FastPathBinding {
    * [reads answered natively, reads passed on to JS, attribute changes answered natively, writes answered natively,
    * writes passed on to JS, unlinks answered natively, unlinks passed on to JS, lookups answered natively, lookups passed on to JS,
    * opens answered natively, opens passed on to JS, rmdirs answered natively, rmdirs passed on to JS,
-   * getxattr and listxattr of entries without extended attributes answered natively, those passed on to JS]
+   * getxattr and listxattr of entries without extended attributes answered natively, those passed on to JS,
+   * creates answered natively, creates passed on to JS]
    */
-  stats(fastPath: object): [number, number, number, number, number, number, number, number, number, number, number, number, number, number, number];
+  stats(fastPath: object): [number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number];
 }
 
 /** Loaded once per process; null when unavailable (the file cannot change while we run). */

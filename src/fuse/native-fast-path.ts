@@ -40,6 +40,11 @@
  *   after all. Each file's fence slot then comes from the fast path, by
  *   device and inode, so that JS's handles of the file and the native ones
  *   share it.
+ * - creates (open.c; twin open with O_CREAT in node-open-create.ts) with
+ *   opens and writes: a new file with a short name, made as the daemon's
+ *   own user, is made and opened on the libfuse thread, its handle a native
+ *   one as above. A root mount's create for another user (its credentials),
+ *   a long name and a name that exists go to JS.
  * - The same walk tells the binding whether a listing the kernel keeps
  *   still holds (the hook's dir_stat; mount.ts, keptListings), and the
  *   cipher root answers statfs.
@@ -71,8 +76,8 @@ export interface NativeFastPath {
   close(fh: number): void;
   /** Whether `fh` is a handle the native path opened (JS may not know it yet). */
   isNative(fh: number): boolean;
-  /** A duplicate of native handle `fh`'s descriptor for JS, which gets its release from now on; -1 when there is no such handle. */
-  adopt(fh: number): number;
+  /** A duplicate of native handle `fh`'s descriptor for JS, which gets its release from now on (-1 when there is no such handle), and the access mode it was opened with. */
+  adopt(fh: number): { fd: number; access: number };
   /** How many native handles JS has not adopted are open. */
   openCount(): number;
   /** The native handles JS has not adopted that are open on this file. */
@@ -98,6 +103,8 @@ export interface NativeFastPath {
     lookupsPassed: number;
     opened: number;
     opensPassed: number;
+    created: number;
+    createsPassed: number;
     rmdired: number;
     rmdirsPassed: number;
     /** getxattr and listxattr of entries without extended attributes, answered natively. */
@@ -117,6 +124,8 @@ export interface NativeFastPathOptions {
   lookups: boolean;
   /** And opens for reading (unless TSCRYPTFS_NATIVE_OPEN=0), where lookups are native. */
   opens: boolean;
+  /** And creates (unless TSCRYPTFS_NATIVE_CREATE=0), where opens and writes are native. */
+  creates: boolean;
 }
 
 const halves = (ino: bigint): [number, number] => [Number(ino & 0xffffffffn), Number(ino >> 32n)];
@@ -128,14 +137,17 @@ export function nativeFastPathSwitches(env: NodeJS.ProcessEnv = process.env): Re
   const reads = envSwitch('TSCRYPTFS_NATIVE_BATCH', env) && envSwitch('TSCRYPTFS_NATIVE_READ', env);
   const lookups = reads && envSwitch('TSCRYPTFS_NATIVE_LOOKUP', env);
   const unlinks = reads && envSwitch('TSCRYPTFS_NATIVE_UNLINK', env);
+  const writes = reads && envSwitch('TSCRYPTFS_NATIVE_WRITE', env);
+  const opens = lookups && envSwitch('TSCRYPTFS_NATIVE_OPEN', env);
   return {
     reads,
     attrs: reads && envSwitch('TSCRYPTFS_NATIVE_ATTRS', env),
-    writes: reads && envSwitch('TSCRYPTFS_NATIVE_WRITE', env),
+    writes,
     unlinks,
     rmdirs: unlinks && envSwitch('TSCRYPTFS_NATIVE_RMDIR', env),
     lookups,
-    opens: lookups && envSwitch('TSCRYPTFS_NATIVE_OPEN', env),
+    opens,
+    creates: opens && writes && envSwitch('TSCRYPTFS_NATIVE_CREATE', env),
   };
 }
 
@@ -164,6 +176,7 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
   const names = o.lookups && on.lookups ? access.nameKey() : null;
   const opens = names !== null && o.opens && on.opens;
   const writes = o.writes && on.writes;
+  const creates = opens && writes && o.creates && on.creates;
   const unlinks = o.unlinks && on.unlinks;
   const rmdirs = unlinks && on.rmdirs;
   try {
@@ -183,6 +196,7 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
     if (names) {
       binding.useNames(fastPath, names.key, names.longNameMax, names.raw64);
       if (opens) binding.answerOpens(fastPath, true);
+      if (creates) binding.answerCreates(fastPath, true);
     }
   } finally {
     names?.key.fill(0);
@@ -202,7 +216,8 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
       return opens && fh >= NATIVE_FH_BASE;
     },
     adopt(fh) {
-      return binding.adopt(fastPath, fh);
+      const [fd, access] = binding.adopt(fastPath, fh);
+      return { fd, access };
     },
     openCount() {
       return opens ? binding.nativeHandles(fastPath) : 0;
@@ -220,8 +235,8 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
       else if (removed !== undefined) for (const c of removed) access.forgetCipherDirs(c);
     },
     stats() {
-      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed] = binding.stats(fastPath);
-      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed };
+      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, created, createsPassed] = binding.stats(fastPath);
+      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, created, createsPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed };
     },
   };
 }

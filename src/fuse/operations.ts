@@ -61,8 +61,8 @@ export interface FuseOperations {
    * read path answered, when there is one, and `nativeAttr`: the chmod,
    * chown and utimens of open files it answered, `nativeWrite`: the
    * writes it answered, `nativeUnlink`: the unlinks, `nativeLookup`: the
-   * lookups, `nativeOpen`: the opens, and `nativeRmdir`: the rmdirs, each
-   * once there are any.
+   * lookups, `nativeOpen`: the opens, `nativeCreate`: the creates, and
+   * `nativeRmdir`: the rmdirs, each once there are any.
    */
   calls(): Record<string, number>;
   /** Connects the binding's attribute cache, once mounted: readdir then fills it for the entries it lists. */
@@ -134,9 +134,9 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     let p = adopting.get(fh);
     if (!p) {
       p = (async () => {
-        const fd = reads.adopt(fh);
+        const { fd, access } = reads.adopt(fh);
         if (fd < 0) return handles.need(fh);
-        const f = await vault.adopt(fd, path);
+        const f = await vault.adopt(fd, path, access);
         handles.put(fh, f);
         return f;
       })().finally(() => adopting.delete(fh));
@@ -160,7 +160,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   /** -idle: reads and attribute changes answered natively count as activity too. */
   const lastActivity = (): number => {
     const st = reads?.stats();
-    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp + st.opened + st.rmdired + st.xattrsNone : 0; // what the libfuse threads answered is activity too
+    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp + st.opened + st.created + st.rmdired + st.xattrsNone : 0; // what the libfuse threads answered is activity too
     if (served !== nativeSeen) {
       nativeSeen = served;
       calls.last = Date.now();
@@ -383,7 +383,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   };
   if (opts.backingLocks) Object.assign(ops, lockOps);
 
-  /** What the native read path answered: reads, chmod, chown and utimens of open files, writes, unlinks, lookups, opens, rmdirs and getxattr/listxattr of entries without any (each once there are any). */
+  /** What the native read path answered: reads, chmod, chown and utimens of open files, writes, unlinks, lookups, opens, creates, rmdirs and getxattr/listxattr of entries without any (each once there are any). */
   const nativeCalls = (r: NativeFastPath): Record<string, number> => {
     const st = r.stats();
     return {
@@ -393,6 +393,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       ...(st.unlinked > 0 && { nativeUnlink: st.unlinked }),
       ...(st.lookedUp > 0 && { nativeLookup: st.lookedUp }),
       ...(st.opened > 0 && { nativeOpen: st.opened }),
+      ...(st.created > 0 && { nativeCreate: st.created }),
       ...(st.rmdired > 0 && { nativeRmdir: st.rmdired }),
       ...(st.xattrsNone > 0 && { nativeXattrNone: st.xattrsNone }),
     };

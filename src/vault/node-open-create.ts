@@ -42,11 +42,12 @@ export async function open(core: VaultCore, path: string, flags: string | number
 }
 
 /**
- * A handle for reading over `fd`, a cipher file's descriptor someone else
- * opened (a mount's native open, src/fuse/native-fast-path.ts); the handle
- * closes it. `path` is the plaintext path it goes by now.
+ * A handle over `fd`, a cipher file's descriptor someone else opened (a
+ * mount's native open or create, src/fuse/native-fast-path.ts) for
+ * `access` (O_RDONLY, O_WRONLY or O_RDWR); the handle closes it. `path` is
+ * the plaintext path it goes by now.
  */
-export async function adopt(core: VaultCore, fd: number, path: string): Promise<VaultFile> {
+export async function adopt(core: VaultCore, fd: number, path: string, access: number = C.O_RDONLY): Promise<VaultFile> {
   core.assertOpen();
   let logPath = path;
   try {
@@ -54,7 +55,7 @@ export async function adopt(core: VaultCore, fd: number, path: string): Promise<
   } catch {
     // unlinked meanwhile, or a name libfuse made up: its plaintext path will do
   }
-  return wrap(core, fd, C.O_RDONLY, path, logPath);
+  return wrap(core, fd, access & (C.O_RDONLY | C.O_WRONLY | C.O_RDWR), path, logPath);
 }
 
 /** The VaultFile over `fd` (a regular file, or it is closed and EISDIR or EINVAL thrown). */

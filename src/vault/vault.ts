@@ -325,11 +325,12 @@ export class Vault {
   }
 
   /**
-   * @internal A read-only handle over `fd`, a cipher file a mount's native
-   * open opened (src/fuse/native-fast-path.ts); the handle closes it.
+   * @internal A handle over `fd`, a cipher file a mount's native open or
+   * create opened (src/fuse/native-fast-path.ts) for `access` (O_RDONLY,
+   * O_WRONLY or O_RDWR); the handle closes it.
    */
-  async adopt(fd: number, path: string): Promise<VaultFile> {
-    return files.adopt(this.core, fd, path);
+  async adopt(fd: number, path: string, access?: number): Promise<VaultFile> {
+    return files.adopt(this.core, fd, path, access);
   }
 
   /** The whole content of a file. */

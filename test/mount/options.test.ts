@@ -78,7 +78,7 @@ test('-sharedstorage mounts and works', T, async () => {
 test('-idle unmounts after the quiet period, not while a file is open', T, async () => {
   const mnt = join(fx.tmp, 'm6');
   await withMount(impl, fx.cipherdir, mnt, { flags: ['-idle', '1s'] }, async () => {
-    // With the native fast path, a file opened for reading (and one made) may have a handle that only the libfuse threads know.
+    // Made, then opened for reading: with the native fast path both handles are the libfuse threads' (JS never sees them).
     const fh = await fsp.open(join(mnt, 'held'), 'w');
     await fh.write('x');
     await new Promise((r) => setTimeout(r, 2500));
