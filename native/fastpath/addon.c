@@ -256,7 +256,7 @@ static napi_value answer_switch(napi_env env, napi_callback_info info, size_t fl
     return NULL;
 }
 
-/* answerOpens(fastPath, on): whether the hook `open` answers opens for reading (with lookups on). */
+/* answerOpens(fastPath, on): whether the hook `open` answers opens (with lookups on; for writing with writes on). */
 static napi_value js_answer_opens(napi_env env, napi_callback_info info)
 {
     return answer_switch(env, info, offsetof(struct fast_path, opens), "answerOpens(fastPath, on): bad argument");

@@ -1,6 +1,6 @@
 /*
- * The hooks `open`, `create` and `release`: an OPEN for reading, and a
- * CREATE, answered on the libfuse thread that received it. In JavaScript
+ * The hooks `open`, `create` and `release`: an OPEN and a CREATE answered
+ * on the libfuse thread that received it. In JavaScript
  * each costs two thread hand-overs for a walk, one openat(2) and one
  * fstat(2); an md5sum -c of the bench tree sends 19,376 opens, an untar
  * of it 19,425 creates, their last trips to JS once lookups, reads and
@@ -13,8 +13,10 @@
  * and owns its descriptor: the RELEASE closes it here without a trip to
  * JavaScript.
  *
- * open: for reading only, with O_NONBLOCK (a FIFO planted in the cipher
- * directory must not hang the thread; it does nothing to a regular file).
+ * open: with O_NONBLOCK (a FIFO planted in the cipher directory must not
+ * hang the thread; it does nothing to a regular file), read-write for
+ * writing (read-modify-write needs it, open-flags.ts's backingFlags), for
+ * writing only while writes are native too (write.c).
  *
  * create (twin: open with O_CREAT in src/vault/node-open-create.ts): the
  * cipher file is made with O_EXCL, read-write whatever the caller asked
@@ -36,8 +38,7 @@
  * Anything out of the ordinary goes to JavaScript untouched, which then
  * answers and logs it: a name the vault refuses, a missing directory or
  * IV, an open that fails, no free slot, lookups turned off (while libfuse
- * hides a file, src/fuse/hidden-files.ts), an open with a flag other than
- * reading.
+ * hides a file, src/fuse/hidden-files.ts).
  */
 #define _GNU_SOURCE
 #include "fast_path.h"
@@ -68,25 +69,32 @@ static int own_handle(struct fast_path *p, int fd, const struct stat *st, int fl
     return 1;
 }
 
-/* The hook's `open` (fuse_hooks.h), for reading. Twin: open in src/vault/node-open-create.ts. */
+/* The hook's `open` (fuse_hooks.h). Twin: open in src/vault/node-open-create.ts. */
 int fp_open(void *ctx, const char *path, int flags, const uint64_t *dirs_gen, uint64_t *fh)
 {
     struct fast_path *p = ctx;
     if (dirs_root(&p->dirs) < 0 || !fp_on(&p->opens) || !fp_on(&p->lookups)) return TSCRYPTFS_HOOK_PASS;
-    if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_EXCL | O_TRUNC | O_APPEND)) || !path || path[0] != '/' || path[1] == 0)
-        goto pass;
+    const int access = flags & O_ACCMODE;
+    if (access == O_ACCMODE || (access != O_RDONLY && !fp_on(&p->writes)) || !path || path[0] != '/' || path[1] == 0) goto pass;
     char cpath[CPATH_MAX], disk[NAME_DISK_MAX + 1];
     size_t clen = 0;
     int is_long = 0;
     struct dir_ref dir;
     if (!walk_find(&p->walk, &p->dirs, path, dirs_gen, &dir, disk, &is_long, cpath, &clen)) goto pass;
-    /* As src/vault/open-flags.ts's backingFlags: the caller's flags, but for what the kernel handled and O_DIRECT. */
-    const int oflags = (flags & ~(O_ACCMODE | O_DIRECT)) | O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    /*
+     * As src/vault/open-flags.ts's backingFlags of what src/fuse/operations.ts
+     * passes on: the caller's flags but for what the kernel handled (appends
+     * placed, O_TRUNC sent as a truncate after the open) and O_DIRECT; read
+     * access for read-modify-write.
+     */
+    const int oflags = (flags & ~(O_ACCMODE | O_DIRECT | O_APPEND | O_TRUNC | O_CREAT | O_EXCL)) | (access == O_RDONLY ? O_RDONLY : O_RDWR) |
+                       O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
     const int fd = openat(dir.fd, disk, oflags);
     dirs_put(&p->dirs, &dir);
     if (fd < 0) goto pass;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !own_handle(p, fd, &st, HANDLE_READABLE, O_RDONLY, fh)) goto close_pass;
+    const int hflags = (access != O_WRONLY ? HANDLE_READABLE : 0) | (access != O_RDONLY ? HANDLE_WRITABLE : 0);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !own_handle(p, fd, &st, hflags, access, fh)) goto close_pass;
     return hook_answered(&p->opened, 0);
 close_pass:
     close(fd);

@@ -100,8 +100,8 @@ struct tscryptfs_fast_path {
     void (*dirs_changed)(void *ctx, const char *path);
     /*
      * Called for an OPEN (not a CREATE) before it goes to JavaScript, with
-     * the open(2) flags: opens plaintext `path` for reading, found as for
-     * `lookup`, and registers the handle for native reads. Returns 0 with
+     * the open(2) flags: opens plaintext `path`, found as for `lookup`, and
+     * registers the handle for native reads and writes. Returns 0 with
      * the new handle in *fh (NATIVE_FH_BASE and up, never one JavaScript
      * gives), or TSCRYPTFS_HOOK_PASS (nothing opened): let JavaScript
      * answer.

@@ -47,8 +47,8 @@ export interface FastPathBinding {
   /** Whether lookups are answered (on after useNames). */
   answerLookups(fastPath: object, on: boolean): void;
   /**
-   * Whether the fast path opens files for reading itself (native/fastpath/open.c;
-   * off when created; only while lookups are on). Its handles are numbered
+   * Whether the fast path opens files itself (native/fastpath/open.c; off when
+   * created; only while lookups are on; for writing only while writes are). Its handles are numbered
    * from NATIVE_FH_BASE up and their slots come from claimSlot.
    */
   answerOpens(fastPath: object, on: boolean): void;

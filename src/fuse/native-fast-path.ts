@@ -33,8 +33,8 @@
  *   removed one before it makes anything at that path again:
  *   `syncRemovedDirs`, which the mount calls before every request it answers.
  * - lookups (lookup.c; twin statWords in node-attrs.ts) where the names
- *   allow, and opens for reading (open.c; twin open in node-open-create.ts)
- *   with them: the libfuse thread opens the cipher file and registers the
+ *   allow, and opens (open.c; twin open in node-open-create.ts; for writing
+ *   only with writes) with them: the libfuse thread opens the cipher file and registers the
  *   handle, numbered from NATIVE_FH_BASE up, and closes it at its release;
  *   JS adopts such a handle (`adopt`) only when a request for it reaches JS
  *   after all. Each file's fence slot then comes from the fast path, by
@@ -122,7 +122,7 @@ export interface NativeFastPathOptions {
   unlinks: boolean;
   /** Answer lookups natively too (unless TSCRYPTFS_NATIVE_LOOKUP=0), where the vault's names allow (InternalAccess.nameKey). */
   lookups: boolean;
-  /** And opens for reading (unless TSCRYPTFS_NATIVE_OPEN=0), where lookups are native. */
+  /** And opens (unless TSCRYPTFS_NATIVE_OPEN=0), where lookups are native; for writing where writes are too. */
   opens: boolean;
   /** And creates (unless TSCRYPTFS_NATIVE_CREATE=0), where opens and writes are native. */
   creates: boolean;

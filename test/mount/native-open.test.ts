@@ -12,13 +12,16 @@
  *   its directory can be removed, the handle still reads and fstats;
  * - a write through a JS handle of the same file (O_TRUNC, a new file ID)
  *   is seen at once by the native handle's next read, which stays native:
- *   both use the file's one fence slot.
+ *   both use the file's one fence slot;
+ * - opens for writing (read-write, appending, truncating) are native too
+ *   where writes are, and leave the file as JS's opens do.
  *
  * TSCRYPTFS_OPSTATS (written at unmount) tells which path served them:
  * `open` counts the opens that reached JS, `nativeOpen` the others.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { initCipherdir, withMount } from '../helpers/mount.js';
@@ -167,7 +170,8 @@ test('a write through a JS handle of the same file is seen at once by a native h
   const after = prng('native-open-after', 30_000);
   await initCipherdir(MOUNT_IMPL, cipherdir, []);
   await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, 'fence-make-mnt'), {}, (m) => fsp.writeFile(join(m, 'f'), before));
-  const [r, calls] = await counted('fence', cipherdir, {}, (m) =>
+  // The writer through JS: with native writes off, opens for writing stay in JS (the reader's reads stay native).
+  const [r, calls] = await counted('fence', cipherdir, { TSCRYPTFS_NATIVE_WRITE: '0' }, (m) =>
     py<string[]>(
       `
 p = os.path.join(A[0], 'f')
@@ -190,4 +194,51 @@ out([one.hex(), two.hex()])`,
     assert.equal(calls['open'], 1, `the writer through JS: ${JSON.stringify(calls)}`);
     assert.equal(calls['read'], undefined, `both reads native: the JS write moved the fence the native handle reads by: ${JSON.stringify(calls)}`);
   }
+});
+
+test('opens of a file for writing (read-write, appending, truncating) write what JS opens write', tsOnly, async () => {
+  const before = prng('native-open-write', 20_000);
+  const results: unknown[] = [];
+  const counts: Record<string, number>[] = [];
+  for (const [label, env] of [['native', {}], ['js', { TSCRYPTFS_NATIVE_OPEN: '0' }]] as const) {
+    const cipherdir = join(dir.tmp, `write-${label}-cipher`);
+    await initCipherdir(MOUNT_IMPL, cipherdir, []);
+    await withMount(MOUNT_IMPL, cipherdir, join(dir.tmp, `write-${label}-make-mnt`), {}, (m) => fsp.writeFile(join(m, 'f'), before));
+    const [r, calls] = await counted(`write-${label}`, cipherdir, env, (m) =>
+      py<unknown[]>(
+        `
+import hashlib
+p = os.path.join(A[0], 'f')
+res = []
+fd = os.open(p, os.O_RDWR)
+os.pwrite(fd, b'X' * 100, 5000)
+res.append(hashlib.sha256(os.pread(fd, 30000, 0)).hexdigest())
+os.close(fd)
+fd = os.open(p, os.O_WRONLY | os.O_APPEND)
+os.write(fd, b'A' * 50)
+res.append(t(lambda: os.pread(fd, 10, 0)))
+os.close(fd)
+res.append(os.stat(p).st_size)
+fd = os.open(p, os.O_WRONLY | os.O_TRUNC)
+os.write(fd, b'T' * 10)
+os.close(fd)
+with open(p, 'rb') as f:
+    res.append(f.read().decode())
+out(res)`,
+        [m],
+      ),
+    );
+    results.push(r);
+    counts.push(calls);
+    await assertFsckClean(cipherdir);
+  }
+  const patched = Buffer.from(before);
+  patched.fill('X', 5000, 5100);
+  assert.deepEqual(results[0], [createHash('sha256').update(patched).digest('hex'), 'EBADF', 20_050, 'T'.repeat(10)]);
+  assert.deepEqual(results[0], results[1]);
+  if (NATIVE.opens && NATIVE.writes) {
+    assert.equal(counts[0]!['nativeOpen'], 4, `the four opens were native: ${JSON.stringify(counts[0])}`);
+    assert.equal(counts[0]!['open'], undefined, JSON.stringify(counts[0]));
+  }
+  assert.equal(counts[1]!['open'], 4, JSON.stringify(counts[1]));
 });
