@@ -14,7 +14,8 @@ import { VaultFile } from './vault-file.js';
 /**
  * Opens a regular file. `flags` as for fs.open ('r', 'w+', 'a', ...) or
  * O_* numbers; `mode` (and `owner`) apply when the file is created.
- * Native twin, for a mount's opens for reading: fp_open in native/fastpath/open.c.
+ * Native twins, for a mount's opens and creates: fp_open and fp_create in
+ * native/fastpath/open.c.
  */
 export async function open(core: VaultCore, path: string, flags: string | number, mode: number, owner?: Owner): Promise<VaultFile> {
   const f = parseOpenFlags(flags);
