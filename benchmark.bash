@@ -76,8 +76,8 @@
 #
 #   -rounds N       rounds (default 3)
 #   -dd             WRITE and READ only
-#   -twomounts      WRITE with two mounts of each candidate at once (issue 16:
-#                   a second tscryptfs mount wrote at a third of the speed):
+#   -twomounts      WRITE with two mounts of each candidate at once (a
+#                   second mount can write at a third of the first's speed):
 #                   WRITE into the first mount (its file kept), then WRITE2
 #                   into the second, then WRITE2B, a second file there; the
 #                   same dd as WRITE, each with its own daemon's CPU seconds
@@ -106,7 +106,7 @@
 #                   of many files at once, sparse writes at random offsets,
 #                   clone/dedupe ioctls that fail, splice, truncates,
 #                   unlinks), then RM; fails if the last cycle's VmRSS is
-#                   more than 110% of cycle 2's (issue 19)
+#                   more than 110% of cycle 2's
 #   -scale          how costs grow with the size of the work (default
 #                   candidates gocryptfs and tscryptfs; needs python3), each
 #                   point on a fresh mount (warmed up by 500 creates and
