@@ -61,10 +61,10 @@ export class HiddenFiles {
     private readonly onPending: (pending: boolean) => void = () => undefined,
     /**
      * Called by hide before it looks for the handles open on the file
-     * (`st`, found at `path`): puts into the table those it does not hold
-     * yet (a native read path's, see operations.ts).
+     * (`st`, found at `path`; `openFh` as hide got it): puts into the table
+     * those it does not hold yet (a native read path's, see operations.ts).
      */
-    private readonly takeOpen: (path: string, st: BigIntStats) => Promise<void> = async () => undefined,
+    private readonly takeOpen: (path: string, st: BigIntStats, openFh: number) => Promise<void> = async () => undefined,
   ) {}
 
   has(path: string): boolean {
@@ -79,7 +79,7 @@ export class HiddenFiles {
    */
   async hide(from: string, hiddenPath: string, openFh = -1): Promise<void> {
     const st = await this.vault.stat(from, { bigint: true });
-    await this.takeOpen(from, st);
+    await this.takeOpen(from, st, openFh);
     const open: VaultFile[] = [];
     for (const h of this.handles.all()) {
       const hs = await h.stat({ bigint: true }).catch(() => null);

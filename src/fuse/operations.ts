@@ -86,7 +86,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     vault,
     handles,
     (pending) => reads?.lookups(!pending),
-    (path, st) => adoptOpenOn(path, st),
+    (path, st, openFh) => adoptOpenOn(path, st, openFh),
   );
   const calls = new CallCounter();
   const answer = makeAnswer(calls, log, reads ? () => reads.syncRemovedDirs() : undefined);
@@ -144,9 +144,16 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
     }
     return p;
   };
-  /** Before libfuse hides `path` (file `st`, unlinked while open): JS adopts the native handles open on it, which the hidden name is then served from. */
-  const adoptOpenOn = async (path: string, st: BigIntStats): Promise<void> => {
-    for (const fh of reads?.opensOn(st.dev, st.ino) ?? []) {
+  /**
+   * Before libfuse hides `path` (file `st`, unlinked while open): JS adopts
+   * the native handles open on it, and `openFh` when it is a native one
+   * (where the store numbers a renamed file anew), which the hidden name is
+   * then served from.
+   */
+  const adoptOpenOn = async (path: string, st: BigIntStats, openFh: number): Promise<void> => {
+    const native = reads?.opensOn(st.dev, st.ino) ?? [];
+    if (openFh >= 0 && reads?.isNative(openFh) && !native.includes(openFh)) native.push(openFh);
+    for (const fh of native) {
       await handle(fh, path).catch((err: unknown) => log.warn(`${path}: an open handle could not be adopted: ${(err as Error).message}`));
     }
   };

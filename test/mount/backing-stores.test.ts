@@ -523,18 +523,21 @@ const FS_STEPS: [Step, StepFn][] = [
   [
     'unlink open',
     // A file renamed while open, then unlinked: its name is gone at once (a libfuse store's own hidden name shown as .fuse_hidden*).
+    // Written first, and left empty: rclone gives an empty file renamed while open another inode number, so it is found by the handle libfuse names.
     async (dir) => {
       const uo = join(dir, 'uo');
       await fsp.mkdir(uo);
-      const h = await fsp.open(join(uo, 'f'), 'a+');
-      try {
-        await h.write('open');
-        await fsp.rename(join(uo, 'f'), join(uo, 'g'));
-        await fsp.unlink(join(uo, 'g'));
-        const left = (await fsp.readdir(uo)).map((n) => n.replace(/^\.fuse_hidden[0-9a-f]+$/, '.fuse_hidden*'));
-        if (left.length > 0) throw new Error(`listed while open: ${left.join(' ')}`);
-      } finally {
-        await h.close();
+      for (const [name, data] of [['f', 'open'], ['e', '']]) {
+        const h = await fsp.open(join(uo, name), 'a+');
+        try {
+          if (data !== '') await h.write(data);
+          await fsp.rename(join(uo, name), join(uo, `${name}2`));
+          await fsp.unlink(join(uo, `${name}2`));
+          const left = (await fsp.readdir(uo)).map((n) => n.replace(/^\.fuse_hidden[0-9a-f]+$/, '.fuse_hidden*'));
+          if (left.length > 0) throw new Error(`listed while open: ${left.join(' ')}`);
+        } finally {
+          await h.close();
+        }
       }
     },
   ],
