@@ -6,10 +6,11 @@
  * the pread and the decryption, all on the one JS thread. Here the libfuse
  * thread that received the READ preads the cipher blocks of a registered
  * handle and opens them, so reads run in parallel on libfuse's threads and
- * never wait for the event loop. Only the plain case is answered; a block
- * that does not open (tampering, a hole's all-zero block, a torn write), a
- * header that is not version 2, a cipher size whose last block is too
- * short or a short pread go to JavaScript, which answers and logs them.
+ * never wait for the event loop. The plain case and holes are answered (a
+ * whole block of zeros, left by a write past the end, reads as zeros); a
+ * block that does not open (tampering, a torn write), a header that is not
+ * version 2, a cipher size whose last block is too short or a short pread
+ * go to JavaScript, which answers and logs them.
  * A read goes on only if no write is under way when it starts and none
  * started until it ended (fences.h), so it never returns a mix of old and
  * new blocks; otherwise JavaScript answers under the file's lock. The
@@ -35,6 +36,13 @@ static int pass(struct fast_path *p)
 {
     hook_passed(&p->reads);
     return -1;
+}
+
+static int all_zero(const uint8_t *b, size_t n)
+{
+    uint8_t acc = 0;
+    for (size_t i = 0; i < n; i++) acc |= b[i];
+    return acc == 0;
 }
 
 /* The read, its blocks opened into buf. */
@@ -73,7 +81,11 @@ static int read_blocks(struct fast_path *p, uint64_t fh, char *buf, size_t len, 
             const uint64_t to = bstart + plen < (uint64_t)off + n ? bstart + plen : (uint64_t)off + n;
             const int whole = from == bstart && to == bstart + plen;
             uint8_t *dst = whole ? (uint8_t *)buf + (bstart - (uint64_t)off) : t->part;
-            if (!content_open_block(k, t, blk, plen, aad, dst)) return pass(p);
+            if (!content_open_block(k, t, blk, plen, aad, dst)) {
+                /* a hole: a whole block of zeros reads as zeros (twin: ContentCipher.openBlock in src/content/content-cipher.ts) */
+                if (blen != cbs || !all_zero(blk, cbs)) return pass(p);
+                memset(dst, 0, plen);
+            }
             if (!whole && to > from) memcpy(buf + (from - (uint64_t)off), t->part + (from - bstart), to - from);
         }
     }
