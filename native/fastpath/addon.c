@@ -117,6 +117,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     p->hook.open = fp_open;
     p->hook.release = fp_release;
     p->hook.create = fp_create;
+    p->hook.fgetattr = fp_fgetattr;
     if (napi_create_external(env, p, fp_finalize, ref, &ext) != napi_ok) {
         fp_finalize(env, p, ref);
         return NULL;
@@ -406,7 +407,7 @@ static napi_value js_take_removed_dirs(napi_env env, napi_callback_info info)
  * unlinks answered natively, unlinks passed on, lookups answered natively, lookups passed on,
  * opens answered natively, opens passed on, rmdirs answered natively, rmdirs passed on,
  * getxattr and listxattr answered natively (no_xattrs), those passed on,
- * creates answered natively, creates passed on]
+ * creates answered natively, creates passed on, fstats of owned handles answered natively, those passed on]
  */
 static napi_value js_stats(napi_env env, napi_callback_info info)
 {
@@ -417,7 +418,7 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
                                 &p->written.passed,    &p->unlinked.answered, &p->unlinked.passed,     &p->looked_up.answered,
                                 &p->looked_up.passed,  &p->opened.answered, &p->opened.passed,         &p->rmdired.answered,
                                 &p->rmdired.passed,    &p->xattrs_none.answered, &p->xattrs_none.passed,
-                                &p->created.answered,  &p->created.passed};
+                                &p->created.answered,  &p->created.passed, &p->fstated.answered, &p->fstated.passed};
     const size_t n = sizeof counts / sizeof counts[0];
     if (napi_create_array_with_length(env, n, &out) != napi_ok) return NULL;
     for (size_t i = 0; i < n; i++)

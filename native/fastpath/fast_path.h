@@ -47,7 +47,7 @@ struct fast_path {
     /* Which hooks answer (each off until addon.c turns it on; read always answers). */
     int attrs, writes, prealloc, unlinks, lookups, opens, creates, rmdirs;
     int rmdir_ivs; /* directories have a gocryptfs.diriv */
-    struct hook_count reads, attr_changes, written, unlinked, looked_up, opened, created, rmdired, xattrs_none;
+    struct hook_count reads, attr_changes, written, unlinked, looked_up, opened, created, rmdired, xattrs_none, fstated;
 };
 
 /* Counts one request of `c` answered (returning `res`) or passed on (returning TSCRYPTFS_HOOK_PASS or -1). */
@@ -70,6 +70,7 @@ int fp_dir_stat(void *ctx, const char *cpath, struct stat *st);
 int fp_statfs(void *ctx, struct statvfs *st);
 int fp_open(void *ctx, const char *path, int flags, const uint64_t *dirs_gen, uint64_t *fh);
 int fp_create(void *ctx, const char *path, mode_t mode, int flags, uid_t uid, gid_t gid, const uint64_t *dirs_gen, uint64_t *fh, struct stat *st);
+int fp_fgetattr(void *ctx, uint64_t fh, struct stat *st);
 int fp_release(void *ctx, uint64_t fh);
 int fp_unlink(void *ctx, const char *cpath, int long_name);
 int fp_rmdir(void *ctx, const char *cpath, int long_name);

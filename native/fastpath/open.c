@@ -1,6 +1,6 @@
 /*
- * The hooks `open`, `create` and `release`: an OPEN and a CREATE answered
- * on the libfuse thread that received it. In JavaScript
+ * The hooks `open`, `create`, `fgetattr` and `release`: an OPEN and a
+ * CREATE answered on the libfuse thread that received it. In JavaScript
  * each costs two thread hand-overs for a walk, one openat(2) and one
  * fstat(2); an md5sum -c of the bench tree sends 19,376 opens, an untar
  * of it 19,425 creates, their last trips to JS once lookups, reads and
@@ -10,8 +10,11 @@
  * parent's descriptor, and kept only if fstat says it is a regular file.
  * The handle is registered as one JavaScript opened would be, under a
  * number from NATIVE_FH_BASE up, with the file's fence slot (fences.h),
- * and owns its descriptor: the RELEASE closes it here without a trip to
- * JavaScript.
+ * and owns its descriptor: an FGETATTR the binding's cache cannot answer
+ * is an fstat(2) of it, and the RELEASE closes it, here without a trip to
+ * JavaScript. Most programs fstat a file right after they open it (stdio,
+ * Python, Node's readFile, fsstress), and writes leave the cache without
+ * the file's attributes.
  *
  * open: with O_NONBLOCK (a FIFO planted in the cipher directory must not
  * hang the thread; it does nothing to a regular file), read-write for
@@ -30,8 +33,8 @@
  *
  * JavaScript learns of such a handle only when it needs it: a READ or
  * WRITE the fast path passes on (a block that does not open, a hole), an
- * FSYNC, an FGETATTR the cache cannot answer, the rename that hides a file
- * unlinked while open. It then adopts the handle: it gets a duplicate of
+ * FSYNC, an FGETATTR without a path, the rename that hides a file unlinked
+ * while open. It then adopts the handle: it gets a duplicate of
  * the descriptor and the caller's access mode, wraps it as it wraps one it
  * opened, and gets the RELEASE too.
  *
@@ -140,6 +143,32 @@ int fp_create(void *ctx, const char *path, mode_t mode, int flags, uid_t uid, gi
 pass:
     hook_passed(&p->created);
     return TSCRYPTFS_HOOK_PASS;
+}
+
+/* The hook's `fgetattr` (fuse_hooks.h). Twin: statWords in src/vault/vault-file.ts, which reads under the file's
+ * lock; here no write through the fast path may be under way from before the fstat until after it (fences.h). */
+int fp_fgetattr(void *ctx, uint64_t fh, struct stat *st)
+{
+    struct fast_path *p = ctx;
+    if (fh < NATIVE_FH_BASE) return TSCRYPTFS_HOOK_PASS;
+    struct handle *h = handles_pin(&p->handles, fh);
+    if (!h) return TSCRYPTFS_HOOK_PASS;
+    int res = TSCRYPTFS_HOOK_PASS;
+    if (h->owned && !h->adopted) {
+        int32_t *fence = fences_of(&p->fences, h->slot);
+        const int32_t started = __atomic_load_n(&fence[FENCE_STARTED], __ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&fence[FENCE_FINISHED], __ATOMIC_ACQUIRE) == started && fstat(h->fd, st) == 0) {
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&fence[FENCE_STARTED], __ATOMIC_ACQUIRE) == started) res = 0;
+        }
+    }
+    handles_unpin(&p->handles, h);
+    if (res != 0) {
+        hook_passed(&p->fstated);
+        return TSCRYPTFS_HOOK_PASS;
+    }
+    st->st_size = (off_t)content_shown_size(&p->key, (int64_t)st->st_size);
+    return hook_answered(&p->fstated, 0);
 }
 
 /* The hook's `release` (fuse_hooks.h). */

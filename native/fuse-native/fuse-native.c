@@ -2257,11 +2257,15 @@ static int fuse_native_getattr_fast (const char *path, struct stat *stat) {
   return fuse_native_getattr(path, stat);
 }
 
+// An FGETATTR the cache cannot answer, of a file the fast path opened, is
+// the fast path's fstat of its descriptor (its `fgetattr`).
 static int fuse_native_fgetattr_fast (const char *path, struct stat *stat, struct fuse_file_info *info) {
   if (path == NULL) path = "";
   if (take_carried_stat(path, stat)) return 0;
   fuse_thread_locals_t *l = get_thread_locals();
   if (attr_get(l->fuse, path, stat)) return 0;
+  struct tscryptfs_fast_path *hook = path_hook(l->fuse, path);
+  if (hook != NULL && hook->fgetattr != NULL && info != NULL && hook->fgetattr(hook->ctx, info->fh, stat) == 0) return 0;
   l->attr_seq_start = attr_seq_now(l->fuse);
   return fuse_native_fgetattr(path, stat, info);
 }

@@ -87,9 +87,9 @@ export interface FastPathBinding {
    * writes passed on to JS, unlinks answered natively, unlinks passed on to JS, lookups answered natively, lookups passed on to JS,
    * opens answered natively, opens passed on to JS, rmdirs answered natively, rmdirs passed on to JS,
    * getxattr and listxattr of entries without extended attributes answered natively, those passed on to JS,
-   * creates answered natively, creates passed on to JS]
+   * creates answered natively, creates passed on to JS, fstats of handles it opened answered natively, those passed on to JS]
    */
-  stats(fastPath: object): [number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number];
+  stats(fastPath: object): [number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number];
 }
 
 /** Loaded once per process; null when unavailable (the file cannot change while we run). */

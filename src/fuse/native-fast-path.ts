@@ -110,6 +110,9 @@ export interface NativeFastPath {
     /** getxattr and listxattr of entries without extended attributes, answered natively. */
     xattrsNone: number;
     xattrsNonePassed: number;
+    /** FGETATTRs of handles it opened, answered natively (an fstat of the handle's descriptor). */
+    fstated: number;
+    fstatsPassed: number;
   };
 }
 
@@ -235,8 +238,8 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
       else if (removed !== undefined) for (const c of removed) access.forgetCipherDirs(c);
     },
     stats() {
-      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, created, createsPassed] = binding.stats(fastPath);
-      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, created, createsPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed };
+      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, created, createsPassed, fstated, fstatsPassed] = binding.stats(fastPath);
+      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, created, createsPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, fstated, fstatsPassed };
     },
   };
 }

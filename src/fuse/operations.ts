@@ -61,8 +61,9 @@ export interface FuseOperations {
    * read path answered, when there is one, and `nativeAttr`: the chmod,
    * chown and utimens of open files it answered, `nativeWrite`: the
    * writes it answered, `nativeUnlink`: the unlinks, `nativeLookup`: the
-   * lookups, `nativeOpen`: the opens, `nativeCreate`: the creates, and
-   * `nativeRmdir`: the rmdirs, each once there are any.
+   * lookups, `nativeOpen`: the opens, `nativeCreate`: the creates,
+   * `nativeFgetattr`: the fstats of files it opened, and `nativeRmdir`:
+   * the rmdirs, each once there are any.
    */
   calls(): Record<string, number>;
   /** Connects the binding's attribute cache, once mounted: readdir then fills it for the entries it lists. */
@@ -167,7 +168,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   /** -idle: reads and attribute changes answered natively count as activity too. */
   const lastActivity = (): number => {
     const st = reads?.stats();
-    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp + st.opened + st.created + st.rmdired + st.xattrsNone : 0; // what the libfuse threads answered is activity too
+    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp + st.opened + st.created + st.fstated + st.rmdired + st.xattrsNone : 0; // what the libfuse threads answered is activity too
     if (served !== nativeSeen) {
       nativeSeen = served;
       calls.last = Date.now();
@@ -401,6 +402,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       ...(st.lookedUp > 0 && { nativeLookup: st.lookedUp }),
       ...(st.opened > 0 && { nativeOpen: st.opened }),
       ...(st.created > 0 && { nativeCreate: st.created }),
+      ...(st.fstated > 0 && { nativeFgetattr: st.fstated }),
       ...(st.rmdired > 0 && { nativeRmdir: st.rmdired }),
       ...(st.xattrsNone > 0 && { nativeXattrNone: st.xattrsNone }),
     };

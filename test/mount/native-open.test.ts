@@ -14,7 +14,10 @@
  *   is seen at once by the native handle's next read, which stays native:
  *   both use the file's one fence slot;
  * - opens for writing (read-write, appending, truncating) are native too
- *   where writes are, and leave the file as JS's opens do.
+ *   where writes are, and leave the file as JS's opens do;
+ * - fstat of a natively opened file is answered natively (after writes
+ *   through it, past its end, through another handle), and holes read as
+ *   zeros natively, the same as JS answers them.
  *
  * TSCRYPTFS_OPSTATS (written at unmount) tells which path served them:
  * `open` counts the opens that reached JS, `nativeOpen` the others.
@@ -241,4 +244,56 @@ out(res)`,
     assert.equal(counts[0]!['open'], undefined, JSON.stringify(counts[0]));
   }
   assert.equal(counts[1]!['open'], 4, JSON.stringify(counts[1]));
+});
+
+test('fstat of a file opened natively is answered there, and holes read as zeros there, as JS answers both', tsOnly, async () => {
+  const results: unknown[] = [];
+  const counts: Record<string, number>[] = [];
+  for (const [label, env] of [['native', {}], ['js', { TSCRYPTFS_NATIVE_OPEN: '0' }]] as const) {
+    const cipherdir = join(dir.tmp, `fstat-${label}-cipher`);
+    await initCipherdir(MOUNT_IMPL, cipherdir, []);
+    const [r, calls] = await counted(`fstat-${label}`, cipherdir, env, (m) =>
+      py<unknown[]>(
+        `
+import hashlib
+p = os.path.join(A[0], 'f')
+res = []
+fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+os.pwrite(fd, b'a' * 5000, 0)
+res.append(os.fstat(fd).st_size)
+os.pwrite(fd, b'b' * 100, 3 * 4096 + 10)
+res.append(os.fstat(fd).st_size)
+os.close(fd)
+for n in range(3):
+    r = os.open(p, os.O_RDONLY)
+    w = os.open(p, os.O_WRONLY)
+    os.pwrite(w, b'c' * 10, 100 + n)
+    res.append(os.fstat(r).st_size)
+    os.posix_fadvise(r, 0, 0, os.POSIX_FADV_DONTNEED)
+    whole = os.pread(r, 30000, 0)
+    res.append([len(whole), hashlib.sha256(whole).hexdigest(), os.pread(r, 4096, 8192) == bytes(4096)])
+    os.close(w)
+    os.close(r)
+out(res)`,
+        [m],
+      ),
+    );
+    results.push(r);
+    counts.push(calls);
+    await assertFsckClean(cipherdir);
+  }
+  const size = 3 * 4096 + 110;
+  const want = Buffer.alloc(size);
+  want.fill('a', 0, 5000).fill('c', 100, 112).fill('b', 3 * 4096 + 10);
+  const last = results[0] as unknown[];
+  assert.deepEqual(last.slice(0, 2), [5000, size]);
+  assert.deepEqual(last[last.length - 1], [size, createHash('sha256').update(want).digest('hex'), true]);
+  assert.deepEqual(results[0], results[1]);
+  if (NATIVE.reads) for (const c of counts) assert.equal(c['read'], undefined, `every read native, the holes too: ${JSON.stringify(c)}`);
+  if (NATIVE.opens && NATIVE.writes) {
+    assert.ok((counts[0]!['nativeFgetattr'] ?? 0) >= 3, `the fstats after each write were native: ${JSON.stringify(counts[0])}`);
+    // The write past the end went to JS, which adopted that handle: its fstat is JS's.
+    assert.ok((counts[0]!['fgetattr'] ?? 0) <= 1, JSON.stringify(counts[0]));
+  }
+  assert.equal(counts[1]!['nativeFgetattr'], undefined, `no native handles, no native fstat: ${JSON.stringify(counts[1])}`);
 });
