@@ -27,15 +27,18 @@
  * The only C++ here: Node-API has no way to reach V8's notification. It
  * runs on the JS thread, which the notification requires.
  *
- * limitMallocArenas(): glibc gives each thread that mallocs while the
- * others' arenas are busy an arena of its own, up to eight per CPU, and an
- * arena keeps its pages while any allocation lives in them. libfuse starts
- * and ends worker threads all the time, so a mount that served dbench with
- * 16 clients kept 15 arenas of about 1 MB each after malloc_trim. One arena
- * per CPU leaves the daemon 9 MB lighter when idle; threads then share
- * arenas, which their small allocations mostly do not notice, as each
- * thread keeps a cache of freed chunks (Documentation/performance.md,
- * "Memory given back when idle").
+ * limitMallocArenas(n): mallopt(M_ARENA_MAX, n). glibc gives each thread
+ * that mallocs while the others' arenas are busy an arena of its own, up
+ * to eight per CPU, and an arena keeps its pages while any allocation
+ * lives in them. libfuse starts and ends worker threads all the time, so a
+ * mount that served dbench with 16 clients kept 15 arenas of about 1 MB
+ * each after malloc_trim. One arena per CPU (src/cli/daemon.ts's
+ * mallocArenaLimit) leaves the daemon 9 MB lighter when idle; threads then
+ * share arenas, which their small allocations mostly do not notice, as
+ * each thread keeps a cache of freed chunks (Documentation/performance.md,
+ * "Memory given back when idle"). Threads that had their arenas before
+ * the call keep them: the background process gets the limit in its
+ * environment (MALLOC_ARENA_MAX) from its start.
  */
 #include <node_api.h>
 #include <v8.h>
@@ -44,7 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/sysinfo.h>
 #include "sys.h"
 
 /* One mapping of /proc/self/smaps, as far as drop_clean_file_pages needs it. */
@@ -112,10 +114,13 @@ napi_value sys_return_memory(napi_env env, napi_callback_info info)
 
 napi_value sys_limit_malloc_arenas(napi_env env, napi_callback_info info)
 {
-    (void)info;
-    int arenas = get_nprocs();
-    if (arenas < 2) arenas = 2;
+    size_t argc = 1;
+    napi_value argv[1];
+    int32_t arenas = 0;
+    if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < 1 ||
+        napi_get_value_int32(env, argv[0], &arenas) != napi_ok || arenas < 1)
+        arenas = 0;
     napi_value r;
-    napi_create_int32(env, mallopt(M_ARENA_MAX, arenas) == 1 ? arenas : 0, &r);
+    napi_create_int32(env, arenas > 0 && mallopt(M_ARENA_MAX, arenas) == 1 ? 1 : 0, &r);
     return r;
 }

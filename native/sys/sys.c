@@ -19,9 +19,9 @@
  *                                            system, and the clean pages of
  *                                            read-only file mappings
  *                                            (memory.cc)
- *   limitMallocArenas()                  -> the arenas malloc may have now,
- *                                            one per CPU (0: not set)
- *                                            (memory.cc)
+ *   limitMallocArenas(n)                 -> 1 when malloc may have at most
+ *                                            n arenas from now on, 0 when
+ *                                            not set (memory.cc)
  *
  * tscryptfs reserves the space of every cipher block before writing it
  * (FALLOC_FL_KEEP_SIZE, as gocryptfs does), so a full disk fails the write

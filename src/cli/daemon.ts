@@ -8,6 +8,7 @@
  * the environment.
  */
 import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { CliError, EXIT } from './exit-codes.js';
 import type { Output } from './output.js';
 import type { ServePlan } from './serve.js';
@@ -37,6 +38,22 @@ interface ParentMessage {
  * with -fg runs with the flags it was started with.
  */
 export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
+
+/**
+ * glibc's variable for how many malloc arenas a process may have, and the
+ * daemon's value of it: one per CPU (at least two) instead of eight per
+ * CPU. libfuse starts and ends threads all the time, and each arena keeps
+ * the pages its live allocations sit in (native/sys/memory.cc). In the
+ * background process's environment it holds from the process's start,
+ * for V8's worker threads too, which have their arenas before a mount
+ * begins (under fsstress 4-6 MB, Documentation/performance.md, "Memory
+ * under a mixed load"); serve.ts sets it again with mallopt(3) for a mount
+ * run with -fg. A value the user set is kept.
+ */
+export const MALLOC_ARENA_ENV = 'MALLOC_ARENA_MAX';
+export function mallocArenaLimit(): number {
+  return Math.max(2, availableParallelism());
+}
 
 /** What the background process is started with before the password is known: it shows in ps, and says where messages go. */
 export interface DaemonStart {
@@ -75,7 +92,7 @@ export function startDaemon(start: DaemonStart, out: Output): Daemon {
     stdio: ['ignore', stdio, stdio, 'ipc'],
     // Structured clone instead of JSON: the master key crosses as bytes, not as a hex string we could not wipe.
     serialization: 'advanced',
-    env: { ...process.env, [DAEMON_ENV]: '1' },
+    env: { ...process.env, [DAEMON_ENV]: '1', [MALLOC_ARENA_ENV]: process.env[MALLOC_ARENA_ENV] ?? String(mallocArenaLimit()) },
   });
   child.stdout?.pipe(process.stdout, { end: false });
   child.stderr?.pipe(process.stderr, { end: false });

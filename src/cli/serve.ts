@@ -16,6 +16,7 @@ import { CliError, EXIT } from './exit-codes.js';
 import { panicOnWarning } from './output.js';
 import { returnMemoryWhenQuiet } from './idle-memory.js';
 import { limitMallocArenas, returnMemory } from '../util/native-sys.js';
+import { MALLOC_ARENA_ENV, mallocArenaLimit } from './daemon.js';
 import { switchValue } from '../util/switches.js';
 
 /** Everything a mount process needs; plain data so it can cross to the daemon (structured clone: the key stays bytes). */
@@ -87,7 +88,7 @@ export function preloadServing(): void {
 /** Mounts; resolves with the mount once the kernel has answered INIT. */
 export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{ mounted: Mounted; done: Promise<void> }> {
   const log: Logger = plan.wpanic ? { ...serveLog, warn: (m) => (serveLog.warn(m), panicOnWarning(m, (l) => serveLog.warn(l))) } : serveLog;
-  limitMallocArenas(); // before libfuse's threads start
+  if (process.env[MALLOC_ARENA_ENV] === undefined) limitMallocArenas(mallocArenaLimit()); // before libfuse's threads start
   try {
     loadFuse();
   } catch (err) {

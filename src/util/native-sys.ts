@@ -16,7 +16,7 @@ interface SysBinding {
   lock(fd: number, set: number, type: number, start: number, len: number, out: Float64Array): number;
   flock(fd: number, op: number): number;
   returnMemory(collect: boolean): number;
-  limitMallocArenas(): number;
+  limitMallocArenas(arenas: number): number;
 }
 
 /** Reserve without changing the file size. */
@@ -102,13 +102,14 @@ export function returnMemory(collect = true): number | null {
 }
 
 /**
- * Lets malloc keep one arena per CPU instead of eight, for a mount daemon
- * whose libfuse threads come and go (native/sys/memory.cc). The number of
- * arenas allowed; 0 when it could not be set, null without the addon.
+ * Lets malloc keep at most `arenas` arenas (mallopt M_ARENA_MAX), for a
+ * mount daemon whose libfuse threads come and go (native/sys/memory.cc;
+ * src/cli/daemon.ts's mallocArenaLimit). True when set, false when
+ * glibc refused, null without the addon.
  */
-export function limitMallocArenas(): number | null {
+export function limitMallocArenas(arenas: number): boolean | null {
   const b = binding();
-  return b ? b.limitMallocArenas() : null;
+  return b ? b.limitMallocArenas(arenas) === 1 : null;
 }
 
 /** What statListing found for each entry of a listing. */

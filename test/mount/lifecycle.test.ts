@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { constants as C, promises as fsp } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fsSide, prng, readManifest } from '../helpers/tree.js';
 import {
@@ -187,7 +188,7 @@ test('SIGTERM to the background daemon unmounts and ends it; all data written be
   await assertFsckClean(fx.cipherdir);
 });
 
-test('two background mounts: ps names each daemon\'s cipher directory and mount point, so pgrep finds the daemon of one mount', T, async () => {
+test('two background mounts: ps names each daemon\'s cipher directory and mount point, so pgrep finds the daemon of one mount; each has one malloc arena per CPU from its start', T, async () => {
   const cipher2 = join(fx.tmp, 'cipher-title');
   await initCipherdir(impl, cipher2);
   const [mntA, mntB] = [join(fx.tmp, 'mnt-title-a'), join(fx.tmp, 'mnt-title-b')];
@@ -204,6 +205,12 @@ test('two background mounts: ps names each daemon\'s cipher directory and mount 
         assert.deepEqual(daemonPids(mnt), [pid], 'the process that serves it');
         const args = await run('ps', ['-o', 'args=', '-p', String(pid)]);
         assert.ok(args.stdout.includes(cipher) && args.stdout.includes(mnt) && !args.stdout.includes(other), `ps -o args= -p ${pid}: ${args.stdout}`);
+        if (impl === 'tscryptfs') {
+          // glibc reads the arena limit at the daemon's start, before V8's threads make arenas of their own.
+          const env = (await fsp.readFile(`/proc/${pid}/environ`, 'latin1')).split('\0');
+          const want = process.env.MALLOC_ARENA_MAX ?? String(Math.max(2, availableParallelism()));
+          assert.ok(env.includes(`MALLOC_ARENA_MAX=${want}`), `the daemon's MALLOC_ARENA_MAX: ${env.filter((e) => e.startsWith('MALLOC_')).join(' ') || 'none'}`);
+        }
       }
     } finally {
       await unmountAndReap(mntB);

@@ -10,7 +10,8 @@ import { returnMemoryWhenQuiet } from '../../src/cli/idle-memory.js';
 import { limitMallocArenas, returnMemory } from '../../src/util/native-sys.js';
 import { readFileSync, realpathSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { cpus } from 'node:os';
+import { availableParallelism } from 'node:os';
+import { mallocArenaLimit } from '../../src/cli/daemon.js';
 import { needs } from '../helpers/requirements.js';
 
 beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }));
@@ -164,7 +165,9 @@ test('returnMemory unmaps the node executable\'s clean pages, keeps its private 
   assert.ok(mappedKb(exe).rss > after.rss, 'used pages are mapped again');
 });
 
-test('limitMallocArenas lets malloc keep one arena per CPU, at least two', needs('native'), () => {
+test('mallocArenaLimit is one arena per CPU, at least two; limitMallocArenas sets a limit and refuses none', needs('native'), () => {
   mock.timers.reset();
-  assert.equal(limitMallocArenas(), Math.max(2, cpus().length));
+  assert.equal(mallocArenaLimit(), Math.max(2, availableParallelism()));
+  assert.equal(limitMallocArenas(mallocArenaLimit()), true);
+  assert.equal(limitMallocArenas(0), false);
 });
