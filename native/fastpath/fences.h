@@ -8,8 +8,9 @@
  * A native writer takes `owner` with one compare-and-swap from 0 to -1 and
  * leaves the write to JavaScript when it is taken; JavaScript waits for a
  * native writer (which never waits for anything) to put it back to 0. A
- * native read goes on only if no write was under way when it started and
- * none started until it ended.
+ * native read (of blocks, or an fstat) goes on only if no write was under
+ * way when it started and none started until it ended: fence_read_begin
+ * and fence_read_end.
  *
  * Slots belong to files, not handles: JavaScript's file state and every
  * native handle of one file must use the same slot, so that a write through
@@ -46,6 +47,19 @@ void fences_free(struct fences *f);
 
 /* Slot `slot`'s counters. */
 static inline int32_t *fences_of(const struct fences *f, uint32_t slot) { return f->words + FENCE_STRIDE * (size_t)slot; }
+
+/* A read's start: 1 with `started` in *seq when no write is under way, 0 when one is. */
+static inline int fence_read_begin(const int32_t *fence, int32_t *seq)
+{
+    *seq = __atomic_load_n(&fence[FENCE_STARTED], __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&fence[FENCE_FINISHED], __ATOMIC_ACQUIRE) == *seq;
+}
+/* A read's end: 1 when no write started since fence_read_begin gave `seq`. */
+static inline int fence_read_end(const int32_t *fence, int32_t seq)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return __atomic_load_n(&fence[FENCE_STARTED], __ATOMIC_ACQUIRE) == seq;
+}
 
 /* The slot of file (dev, ino), counted once more; -1 when all are taken or memory is short. */
 int64_t fences_claim(struct fences *f, uint32_t dev, uint64_t ino);

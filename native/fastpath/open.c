@@ -155,12 +155,9 @@ int fp_fgetattr(void *ctx, uint64_t fh, struct stat *st)
     if (!h) return TSCRYPTFS_HOOK_PASS;
     int res = TSCRYPTFS_HOOK_PASS;
     if (h->owned && !h->adopted) {
-        int32_t *fence = fences_of(&p->fences, h->slot);
-        const int32_t started = __atomic_load_n(&fence[FENCE_STARTED], __ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&fence[FENCE_FINISHED], __ATOMIC_ACQUIRE) == started && fstat(h->fd, st) == 0) {
-            __atomic_thread_fence(__ATOMIC_SEQ_CST);
-            if (__atomic_load_n(&fence[FENCE_STARTED], __ATOMIC_ACQUIRE) == started) res = 0;
-        }
+        const int32_t *fence = fences_of(&p->fences, h->slot);
+        int32_t started;
+        if (fence_read_begin(fence, &started) && fstat(h->fd, st) == 0 && fence_read_end(fence, started)) res = 0;
     }
     handles_unpin(&p->handles, h);
     if (res != 0) {

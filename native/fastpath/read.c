@@ -51,9 +51,9 @@ static int read_blocks(struct fast_path *p, uint64_t fh, char *buf, size_t len, 
     const struct content_key *k = &p->key;
     struct handle h;
     if (off < 0 || !handles_copy(&p->handles, fh, &h) || !(h.flags & HANDLE_READABLE)) return -1;
-    int32_t *fence = fences_of(&p->fences, h.slot);
-    const int32_t started = __atomic_load_n(&fence[FENCE_STARTED], __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&fence[FENCE_FINISHED], __ATOMIC_ACQUIRE) != started) return pass(p);
+    const int32_t *fence = fences_of(&p->fences, h.slot);
+    int32_t started;
+    if (!fence_read_begin(fence, &started)) return pass(p);
 
     const size_t overhead = k->nonce + AEAD_TAG, cbs = BLOCK + overhead;
     struct stat st;
@@ -89,8 +89,7 @@ static int read_blocks(struct fast_path *p, uint64_t fh, char *buf, size_t len, 
             if (!whole && to > from) memcpy(buf + (from - (uint64_t)off), t->part + (from - bstart), to - from);
         }
     }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&fence[FENCE_STARTED], __ATOMIC_ACQUIRE) != started) return pass(p);
+    if (!fence_read_end(fence, started)) return pass(p);
     if (n > 0 && !(h.has_id && h.id_seq == started)) handles_remember_id(&p->handles, fh, started, h.id);
     return hook_answered(&p->reads, (int)n);
 }
