@@ -6,7 +6,8 @@
  * Here each 64-byte Salsa20 block is four 128-bit vectors in the diagonal
  * order (word i at position i*5 mod 16, as Percival's SSE2 scrypt stores
  * it), so every quarter-round step is one vector add, rotate and xor; the
- * table is asked for in huge pages; on x86-64 a second copy is compiled for
+ * table is asked for in huge pages, and each entry the second half reads
+ * is prefetched whole (table_entry); on x86-64 a second copy is compiled for
  * AVX-512 (one-instruction rotates) and picked at load time.
  */
 #include "scrypt_smix.h"
@@ -70,6 +71,21 @@ INLINE void block_mix(const v4 *x, const v4 *v, v4 *y, size_t r)
 /* Integerify(x) mod N: word 0 of the last Salsa20 block (position 0 keeps word 0). */
 INLINE uint32_t integerify(const v4 *x, size_t r, uint32_t n) { return x[(2 * r - 1) * 4][0] & (n - 1); }
 
+/*
+ * Entry j of the table (`vecs` vectors), with all its cache lines asked
+ * for at once. j is known only when the BlockMix before ends; fetched a
+ * line at a time, as BlockMix reads them, the random reads of SMix's
+ * second half wait on memory once per line: gocryptfs's N=2^16 takes
+ * 110 ms so on this workplace's machine, 80 ms with the prefetches (the
+ * same bytes either way).
+ */
+INLINE const v4 *table_entry(const v4 *table, uint32_t j, size_t vecs)
+{
+    const v4 *v = table + (size_t)j * vecs;
+    for (size_t k = 0; k < vecs; k += 4) __builtin_prefetch(v + k); /* 4 vectors: one 64-byte line */
+    return v;
+}
+
 #if defined(__x86_64__) && !defined(__clang__) && __GNUC__ >= 11
 __attribute__((target_clones("arch=x86-64-v4", "default")))
 #endif
@@ -83,8 +99,8 @@ static void smix_core(v4 *x, v4 *y, v4 *table, size_t r, uint32_t n)
         block_mix(y, NULL, x, r);
     }
     for (uint32_t i = 0; i < n; i += 2) {
-        block_mix(x, table + (size_t)integerify(x, r, n) * vecs, y, r);
-        block_mix(y, table + (size_t)integerify(y, r, n) * vecs, x, r);
+        block_mix(x, table_entry(table, integerify(x, r, n), vecs), y, r);
+        block_mix(y, table_entry(table, integerify(y, r, n), vecs), x, r);
     }
 }
 
