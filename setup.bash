@@ -38,7 +38,7 @@ fi
 
 echo "setup: npm ci (installs dependencies, builds the native modules)"
 npm ci --no-audit --no-fund
-echo "setup: npm run build (compiles TypeScript into dist/)"
+echo "setup: npm run build (compiles TypeScript into dist/, bundles the mount daemon's modules)"
 npm run build
 
 if [ "${1:-}" = "--no-demo" ]; then

@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, lstatSync, mkdirSync, promises as fsp, readdirSync, symlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 import { cleanupMountsUnder, daemonPids, FUSERMOUNT, guardMountsUnder, isMounted, MOUNT_MARKER, run, unguardMountsUnder, waitFor, type RunResult } from '../helpers/mount.js';
@@ -117,6 +118,12 @@ describe('installed from the packed tarball', NEEDS, () => {
       assert.ok(existsSync(join(installed, f)), `${f} is installed`);
     }
     for (const f of ['dist/test', 'test', 'src', 'Documentation/tscryptfs.1.md', 'patches', 'node_modules/fuse-native/prebuilds']) assert.equal(existsSync(join(installed, f)), false, `${f} is not in the package`);
+  });
+
+  test('the background process loads its modules from the installed bundle', async () => {
+    const cli = join(installed, 'dist', 'src', 'cli');
+    const r = ok('daemonModuleUrl', await run(process.execPath, ['--input-type=module', '-e', `console.log((await import(${JSON.stringify(pathToFileURL(join(cli, 'daemon-module.js')).href)})).daemonModuleUrl())`], { env: cleanEnv() }));
+    assert.equal(r.stdout.trim(), pathToFileURL(join(cli, 'daemon.bundle.js')).href);
   });
 
   test('-version: the fuse-native fork, libfuse, the native addons', async () => {
