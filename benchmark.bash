@@ -110,17 +110,19 @@
 #   -scale          how costs grow with the size of the work (default
 #                   candidates gocryptfs and tscryptfs; needs python3), each
 #                   point on a fresh mount (warmed up by 500 creates and
-#                   deletes elsewhere) and after dropping the page cache:
-#                     DIR    one directory of 1k, 10k, 100k empty files: create
-#                            all, ls -l, stat one name (median of three: the
-#                            first, middle and last name), delete all
+#                   deletes elsewhere) and after dropping the page cache
+#                   (and, for DIR and DEPTH, half a second of quiet):
+#                     DIR    directories of 1k, 10k, 100k empty files, as
+#                            many as make 20k files at least, worked through
+#                            one after the other: create all, ls -l, stat one
+#                            name (median of nine names), delete all
 #                     FILE   one file of 1 GiB and 8 GiB: dd write (bs 1M,
 #                            fsync) and read, random 4 KiB reads for 10 s
 #                     OPEN   1, 16, 256, 4096 files of 64 KiB open at once,
 #                            a 4 KiB write and read of each in turn for 10 s:
 #                            requests per second, the daemon's VmRSS
 #                     DEPTH  stat of a file 1, 16, 64 directories deep
-#                            (median of three)
+#                            (median of five)
 #                   (scripts/scale-load.py); prints a table per part and
 #                   each candidate's growth from the smallest to the
 #                   largest size beside gocryptfs's, and draws the curves

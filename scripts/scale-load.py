@@ -3,8 +3,9 @@
 curve on a mounted directory and prints its figures as one JSON object.
 The caller drops the page cache between them.
 
-    scale-load.py create DIR N          N empty files in DIR: seconds
-    scale-load.py unlink DIR N          the same N files removed: seconds
+    scale-load.py create N DIR...       N empty files in each DIR, one
+                                        directory after the other: seconds
+    scale-load.py unlink N DIR...       the same files removed: seconds
     scale-load.py stat PATH             one stat of PATH: seconds
     scale-load.py randread FILE SECS    4 KiB reads at random 4 KiB-aligned
                                         offsets for SECS seconds, with
@@ -38,17 +39,19 @@ def out(**fields):
     print(json.dumps(fields))
 
 
-def create(d, n):
+def create(n, dirs):
     t0 = time.perf_counter()
-    for i in range(n):
-        os.close(os.open(os.path.join(d, f'f{i}'), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    for d in dirs:
+        for i in range(n):
+            os.close(os.open(os.path.join(d, f'f{i}'), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
     out(seconds=time.perf_counter() - t0)
 
 
-def unlink(d, n):
+def unlink(n, dirs):
     t0 = time.perf_counter()
-    for i in range(n):
-        os.unlink(os.path.join(d, f'f{i}'))
+    for d in dirs:
+        for i in range(n):
+            os.unlink(os.path.join(d, f'f{i}'))
     out(seconds=time.perf_counter() - t0)
 
 
@@ -132,9 +135,9 @@ def deep(d, depth):
 def main(argv):
     cmd, args = argv[1], argv[2:]
     if cmd == 'create':
-        create(args[0], int(args[1]))
+        create(int(args[0]), args[1:])
     elif cmd == 'unlink':
-        unlink(args[0], int(args[1]))
+        unlink(int(args[0]), args[1:])
     elif cmd == 'stat':
         stat(args[0])
     elif cmd == 'randread':
