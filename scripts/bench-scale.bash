@@ -91,12 +91,13 @@ cold_stat_median() {
 
 # Each size is measured over at least DIR_MIN_ENTRIES entries, in as many
 # directories of that size as it takes, worked through one after the
-# other. A single pass over 1k entries lasts 30-60 ms, shorter than the
-# scheduler takes (its load averages' half-life is 32 ms) to settle where
-# it wakes the daemon's threads: on the caller's CPU, as a burst starts,
-# each request costs less than half of what it costs later on the other
-# CPU, for gocryptfs as for us (Documentation/performance.md, "How costs
-# grow"). Stat is the median of nine names of the first directory.
+# other. A single pass over 1k entries lasts 30-60 ms. As a burst starts,
+# the scheduler wakes the daemon's threads on the caller's CPU, where a
+# request costs less than half of what it costs on the other CPU, and
+# moves them there only once its load averages (half-life 32 ms) catch
+# up; so a single short pass reads cheaper, for gocryptfs as for us
+# (Documentation/performance.md, "How costs grow"). Stat is the median
+# of nine names of the first directory.
 scale_dir() {
 	local c=$1 n k reps names=() dirs=()
 	for n in "${DIR_SIZES[@]}"; do
