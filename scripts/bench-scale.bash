@@ -6,7 +6,7 @@
 SCALE_LOAD=$STAGE/scale-load.py
 if [[ $SCALE_SMALL -eq 1 ]]; then
 	DIR_SIZES=(100 1000 10000)
-	DIR_MIN_ENTRIES=2000
+	DIR_MIN_ENTRIES=10000 # as long as it takes a burst to settle (scale_dir)
 	FILE_MIB=(64 512)
 	OPEN_COUNTS=(1 16 256)
 	TIMED_S=3
@@ -193,23 +193,30 @@ done
 # Growth from the smallest to the largest size, as a cost (a rate inverted):
 # each candidate's, then beside gocryptfs's.
 echo
-echo "Growth of the cost per unit of work, smallest to largest size (1.00 = flat; rates inverted; VmRSS: MB added):"
+# Beside each ratio, the cost the largest size adds to the smallest's,
+# in the unit of the work: a ratio alone reads higher for whoever starts
+# lower.
+echo "Growth of the cost per unit of work, smallest to largest size (1.00 = flat; rates inverted; VmRSS: MB added), and the cost added:"
 for m in "${METRICS[@]}"; do
 	sizes=($(for k in "${!SV[@]}"; do [[ $k == "$m|"* ]] && echo "${k##*|}"; done | sort -n -u))
 	first=${sizes[0]} last=${sizes[-1]}
 	line=$(printf '  %-32s %s..%s:' "$m" "$first" "$last")
+	added="" unit=""
 	declare -A growth=()
 	for c in "${CANDIDATES[@]}"; do
 		a=${SV["$m|$c|$first"]:-} b=${SV["$m|$c|$last"]:-}
 		[[ -n $a && -n $b ]] || continue
 		case $m in
-		*VmRSS*) g=$(calc "$b - $a") ;;
-		*"(MB/s)" | *"(per s)") g=$(calc "$a / $b") ;;
-		*) g=$(calc "$b / $a") ;;
+		*VmRSS*) g=$(calc "$b - $a") d="" ;;
+		*"(MB/s)") g=$(calc "$a / $b") d=$(calc "1000 / $b - 1000 / $a") unit="ms per MB" ;;
+		*"(per s)") g=$(calc "$a / $b") d=$(calc "1e6 / $b - 1e6 / $a") unit="us each" ;;
+		*) g=$(calc "$b / $a") d=$(calc "$b - $a") unit=${m##*(} unit=${unit%)} ;;
 		esac
 		growth[$c]=$g
 		line+=$(printf ' %s %s' "$c" "$g")
+		[[ -z $d ]] || added+=$(printf ' %s %+g' "$c" "$d")
 	done
+	[[ -z $added ]] || line+="; added:$added $unit"
 	ref=${growth[gocryptfs]:-}
 	if [[ -n $ref ]]; then
 		for c in "${!growth[@]}"; do
