@@ -391,6 +391,7 @@ class Fuse extends Nanoresource {
               spinAnswerMicros: spinMicros(self.opts.spin, 'answer'),
               spinLoopMicros: spinMicros(self.opts.spin, 'loop'),
               spinGate: !!(self.opts.spin && self.opts.spin.gate), // poll only while a core is free (see spin_gate_open)
+              spinNative: !!(self.opts.spin && self.opts.spin.native), // requests answered in C keep the loop polling (fuse_native_note_request)
               // opts.releaseLater: RELEASE answered at once, ops.release(path, fd, cb) called later (see fuse-native.c)
               releaseLater: self.opts.releaseLater && self.ops.release ? (path, fd) => self.ops.release(path, fd, () => {}) : false
             })
@@ -958,7 +959,7 @@ Fuse.sourceHash = function () {
 
 module.exports = Fuse
 
-// opts.spin = { answer, loop } in microseconds (see fuse_native_hand_over
+// opts.spin = { answer, loop } in microseconds, gate and native flags (see fuse_native_hand_over
 // in fuse-native.c); absent or false = no spinning
 function spinMicros (spin, key) {
   const v = spin && spin[key]

@@ -116,13 +116,20 @@ export function bindingSwitches(hasFastPath: boolean, env: NodeJS.ProcessEnv = p
  * Either polls only while the machine's other processes leave a core free
  * (`gate`; "Spinning only while a core is free"): with the cores taken, the
  * polling thread delays the very processes whose requests it waits for.
- * TSCRYPTFS_SPIN=ANSWER,LOOP overrides the times ("0,0": off) and
- * TSCRYPTFS_SPIN_GATE=0 polls whatever the load, for measurements.
+ * The loop also polls while requests the binding answers in C come
+ * (`native`; "Spinning while C answers"): it keeps a vCPU awake for them.
+ * TSCRYPTFS_SPIN=ANSWER,LOOP overrides the times ("0,0": off),
+ * TSCRYPTFS_SPIN_GATE=0 polls whatever the load and TSCRYPTFS_SPIN_NATIVE=0
+ * only after requests JS answers, for measurements.
  */
-export function spinSettings(env: string | undefined = switchValue('TSCRYPTFS_SPIN'), gate = envSwitch('TSCRYPTFS_SPIN_GATE')): { answer: number; loop: number; gate: boolean } {
+export function spinSettings(
+  env: string | undefined = switchValue('TSCRYPTFS_SPIN'),
+  gate = envSwitch('TSCRYPTFS_SPIN_GATE'),
+  native = envSwitch('TSCRYPTFS_SPIN_NATIVE'),
+): { answer: number; loop: number; gate: boolean; native: boolean } {
   const spin = SWITCHES.TSCRYPTFS_SPIN;
   const m = spin.accepts.exec(env ?? '') ?? spin.accepts.exec(spin.default)!;
-  return { answer: Number(m[1]), loop: Number(m[2]), gate };
+  return { answer: Number(m[1]), loop: Number(m[2]), gate, native };
 }
 
 export function fuseOptionList(o: MountOptions): string[] {

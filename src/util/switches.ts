@@ -69,6 +69,7 @@ export const SWITCHES = {
     accepts: /^\s*(\d+),(\d+)\s*$/,
   },
   TSCRYPTFS_SPIN_GATE: off('measurement', 'Poll (TSCRYPTFS_SPIN) only while the machine\'s other processes leave 1.25 cores free.'),
+  TSCRYPTFS_SPIN_NATIVE: off('measurement', 'Keep the JS loop polling (TSCRYPTFS_SPIN\'s LOOP) while requests the binding answers in C come, not only after requests JS answers.'),
   TSCRYPTFS_FS_IO: {
     kind: 'user',
     values: 'direct|async',

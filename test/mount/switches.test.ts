@@ -32,6 +32,7 @@ const OFF: Partial<Record<SwitchName, string>> = {
   TSCRYPTFS_RETURN_MEMORY: '0',
   TSCRYPTFS_SPIN: '0,0',
   TSCRYPTFS_SPIN_GATE: '0',
+  TSCRYPTFS_SPIN_NATIVE: '0',
   TSCRYPTFS_FS_IO: 'async',
   TSCRYPTFS_AT_CALLS: 'proc',
 };

@@ -111,11 +111,13 @@ test('every switch but the internal one is set by some test (or, for the native 
   assert.deepEqual(unset, []);
 });
 
-test('the spins: TSCRYPTFS_SPIN sets both times, and they poll only while a core is free unless TSCRYPTFS_SPIN_GATE=0', () => {
-  assert.deepEqual(spinSettings(undefined, true), { answer: 40, loop: 200, gate: true });
-  assert.deepEqual(spinSettings('10,300', true), { answer: 10, loop: 300, gate: true });
-  assert.deepEqual(spinSettings('0,0', false), { answer: 0, loop: 0, gate: false });
-  assert.deepEqual(spinSettings('soon', false), { answer: 40, loop: 200, gate: false });
+test('the spins: TSCRYPTFS_SPIN sets both times, they poll only while a core is free unless TSCRYPTFS_SPIN_GATE=0, and requests answered in C keep the loop polling unless TSCRYPTFS_SPIN_NATIVE=0', () => {
+  assert.deepEqual(spinSettings(undefined, true, true), { answer: 40, loop: 200, gate: true, native: true });
+  assert.deepEqual(spinSettings('10,300', true, true), { answer: 10, loop: 300, gate: true, native: true });
+  assert.deepEqual(spinSettings('0,0', false, false), { answer: 0, loop: 0, gate: false, native: false });
+  assert.deepEqual(spinSettings('soon', false, true), { answer: 40, loop: 200, gate: false, native: true });
   assert.equal(envSwitch('TSCRYPTFS_SPIN_GATE', {}), true);
   assert.equal(envSwitch('TSCRYPTFS_SPIN_GATE', { TSCRYPTFS_SPIN_GATE: '0' }), false);
+  assert.equal(envSwitch('TSCRYPTFS_SPIN_NATIVE', {}), true);
+  assert.equal(envSwitch('TSCRYPTFS_SPIN_NATIVE', { TSCRYPTFS_SPIN_NATIVE: '0' }), false);
 });
