@@ -3042,11 +3042,11 @@ static void fuse_native_keep_hot (fuse_thread_t *ft) {
 // vCPU awake, and a stream of requests answered in C (deletes, lookups,
 // small writes) takes about 0.7-0.9x the time for more of the daemon's CPU
 // (tscryptfs's Documentation/performance.md, "Spinning while C answers").
-// A WRITE of HOT_WRITE_MAX bytes or more does not count: the libfuse threads
-// seal streaming writes themselves and need the cores. Runs on the libfuse
-// thread that received the request; the loop starts polling on the JS
-// thread (hot_async), once per burst.
-#define HOT_WRITE_MAX 65536
+// A READ or WRITE of HOT_IO_MAX bytes or more does not count: the libfuse
+// threads open and seal streaming reads and writes themselves and need the
+// cores. Runs on the libfuse thread that received the request; the loop
+// starts polling on the JS thread (hot_async), once per burst.
+#define HOT_IO_MAX 65536
 
 static void fuse_native_hot_kick (uv_async_t *handle) {
   fuse_thread_t *ft = (fuse_thread_t *) handle->data;
@@ -3058,7 +3058,9 @@ static void fuse_native_note_request (fuse_thread_t *ft, const char *buf, size_t
   if (ft == NULL || !ft->hot_native || __atomic_load_n(&ft->hot_ns, __ATOMIC_RELAXED) == 0) return;
   const struct fuse_in_header *in = (const struct fuse_in_header *) buf;
   if (in->opcode == FUSE_WRITE && len >= sizeof(*in) + sizeof(struct fuse_write_in) &&
-      ((const struct fuse_write_in *) (buf + sizeof(*in)))->size >= HOT_WRITE_MAX) return;
+      ((const struct fuse_write_in *) (buf + sizeof(*in)))->size >= HOT_IO_MAX) return;
+  if (in->opcode == FUSE_READ && len >= sizeof(*in) + sizeof(struct fuse_read_in) &&
+      ((const struct fuse_read_in *) (buf + sizeof(*in)))->size >= HOT_IO_MAX) return;
   __atomic_store_n(&ft->last_op_ns, fuse_native_now_ns(), __ATOMIC_RELAXED);
   if (__atomic_load_n(&ft->hot, __ATOMIC_RELAXED) || __atomic_exchange_n(&ft->hot_kick, 1, __ATOMIC_ACQ_REL)) return;
   if (spin_gate_open(ft)) uv_async_send(&ft->hot_async);
