@@ -4,7 +4,8 @@
  * which are conflict copies (src/names/conflicts.ts) and proves each by
  * decrypting its canonical name; finds renamed copies of gocryptfs.diriv
  * (two machines made the same directory) and decrypts, with their IVs,
- * the names the directory's own IV does not; and finds renamed .name files
+ * the names the directory's own IV does not (or decrypts to a name that is
+ * not text); and finds renamed .name files
  * of long names and, in the root, renamed copies of gocryptfs.conf. What is proven gets a shown name that no other entry of
  * the directory has; everything else stays hidden, as before.
  *
@@ -60,6 +61,7 @@ export interface ConflictFile {
 export interface DirConflicts {
   /** Long entries whose own .name file was renamed: shown under their plaintext name, as ordinary entries. */
   restored: { name: string; diskName: string }[];
+  /** Includes the doubtful names that belong to a renamed diriv: the caller shows them only here. */
   conflicts: ConflictEntry[];
   files: ConflictFile[];
   /** Names still unexplained: hidden (or -badname's). */
@@ -80,8 +82,24 @@ export interface DirConflictInput {
   present: ReadonlySet<string>;
   /** Names already shown in the directory (ordinary entries): no conflict is shown under one. */
   shown: ReadonlySet<string>;
+  /**
+   * Names on disk shown under the directory's IV whose plaintext is not
+   * UTF-8 (see doubtfulName). Where a renamed diriv's IV decrypts one to a
+   * provable name, it is that IV's entry and becomes a conflict of kind 'iv'.
+   */
+  doubtful?: readonly string[];
   /** The cipher directory's root, where copies of gocryptfs.conf may be. */
   isRoot?: boolean;
+}
+
+/**
+ * Whether a name shown under the directory's own IV may belong to a renamed
+ * diriv instead: a name encrypted under another IV decrypts under this one
+ * with valid padding about one time in 255, and then almost never to UTF-8,
+ * which the decoded name shows as U+FFFD.
+ */
+export function doubtfulName(shown: string): boolean {
+  return shown.includes('\uFFFD');
 }
 
 /** The plaintext of `cname` under `iv` when it is a provable name: valid padding, a valid name, valid UTF-8. */
@@ -174,6 +192,19 @@ export async function resolveDirConflicts(input: DirConflictInput): Promise<DirC
   const restored: DirConflicts['restored'] = [];
   const found: Omit<ConflictEntry, 'shown'>[] = [];
   const unexplained: string[] = [];
+  // Shown names that are not text under the directory's IV but are under a renamed diriv's.
+  for (const n of ivs.length > 0 ? (input.doubtful ?? []) : []) {
+    const full = await fullName(n);
+    if (full === null) continue;
+    for (const alt of ivs) {
+      const p = provable(codec, full.cname, alt.iv);
+      if (p === null) continue;
+      alt.file.used++;
+      if (full.via) full.via.used++;
+      found.push({ diskName: n, plain: p, canonical: codec.diskName(codec.encryptName(Buffer.from(p, 'utf8'), iv)), kind: 'iv', tool: alt.file.tool, label: alt.file.label, ivCopy: alt.file.diskName });
+      break;
+    }
+  }
   for (const n of rest) {
     // The entry itself, not renamed: a long entry whose .name file was, or a name under a renamed IV.
     const self = await plainOf(n);

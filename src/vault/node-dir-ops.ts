@@ -6,7 +6,7 @@
 import { constants as C } from 'node:fs';
 import { posix } from 'node:path';
 import { CONF_NAME } from '../config/conf-name.js';
-import { badDisplayName, createDirIV, deleteLongName, DIRIV_NAME, hashLongName, LONGNAME_SUFFIX, longNameKind, matchesAny, NameMemo, readLongName, resolveDirConflicts, type ConflictEntry } from '../names/index.js';
+import { badDisplayName, createDirIV, doubtfulName, deleteLongName, DIRIV_NAME, hashLongName, LONGNAME_SUFFIX, longNameKind, matchesAny, NameMemo, readLongName, resolveDirConflicts, type ConflictEntry } from '../names/index.js';
 import { fsError } from '../util/errors.js';
 import { fdatasync, fsync } from '../util/fd-io.js';
 import { modeWord, putWords, STAT_WORDS } from '../util/stat-words.js';
@@ -100,7 +100,7 @@ async function visible(core: VaultCore, dir: DirSlot, names: string[]): Promise<
   const codec = core.ciphers.names;
   const hiddenAtRoot = (n: string): boolean => isRoot && (n === CONF_NAME || n === CONF_NAME + '.tmp');
   if (!codec) return names.filter((n) => !hiddenAtRoot(n)).map((n) => ({ name: n, diskName: n }));
-  const out: Listed[] = [];
+  let out: Listed[] = [];
   const ivKey = NameMemo.ivKey(dir.iv);
   const where = (n: string): string => posix.join(dir.cipherDir, n);
   /** Names that do not decrypt, by name on disk, with the full encrypted name (a long one's from its .name file). */
@@ -159,8 +159,13 @@ async function visible(core: VaultCore, dir: DirSlot, names: string[]): Promise<
       leftovers: [...leftovers.keys(), ...extra],
       present,
       shown: new Set(out.map((e) => e.name)),
+      doubtful: out.filter((e) => doubtfulName(e.name)).map((e) => e.diskName),
       isRoot,
     });
+    if (found.conflicts.length > 0) {
+      const moved = new Set(found.conflicts.map((c) => c.diskName));
+      out = out.filter((e) => !moved.has(e.diskName));
+    }
     for (const r of found.restored) out.push({ name: r.name, diskName: r.diskName, long: longNameKind(r.diskName) === 'content' });
     for (const c of found.conflicts) out.push({ name: c.shown, diskName: c.diskName, conflict: c });
     unexplained = found.unexplained;

@@ -190,7 +190,9 @@ test('two mounts of copies each make the same directory; merged with one gocrypt
   );
   await withMount('gocryptfs', merged, join(dir.tmp, 'mnt-go-merged'), {}, async (m) => {
     assert.equal(await fsp.readFile(join(m, 'proj', 'only-B.txt'), 'utf8'), 'B alone', 'the renamed entry is an ordinary name for gocryptfs');
-    assert.deepEqual((await fsp.readdir(join(m, 'proj'))).sort(), ['both.txt', 'only-A.txt', 'only-B.txt', 'sub']);
+    // gocryptfs decrypts every name under proj's own IV: one of B's that passes the padding check by chance (about one in 255) shows as bytes that are not text.
+    const listed = (await fsp.readdir(join(m, 'proj'))).filter((n) => !n.includes('\uFFFD'));
+    assert.deepEqual(listed.sort(), ['both.txt', 'only-A.txt', 'only-B.txt', 'sub']);
   });
 });
 

@@ -457,3 +457,28 @@ test('a renamed .name file that hashes to no entry explains nothing', async () =
   assert.equal(r.files[0]!.used, 0);
   assert.deepEqual(r.unexplained, [other]);
 });
+
+test("doubtful names: one a renamed diriv's IV decrypts becomes its conflict, one it does not stays shown; without such a diriv none is read", async () => {
+  const dir = join(tmp, 'doubtful');
+  mkdirSync(dir);
+  const ivA = randBytes(16);
+  const ivB = randBytes(16);
+  const copyName = `${DIRIV_NAME}.sync-conflict-20261205-081500-ABCDEFG`;
+  writeFileSync(join(dir, copyName), ivB, { mode: 0o444 });
+  // Under A's IV, a name whose bytes are not text (a Latin-1 name) and one of B's names: both are doubtful.
+  const latin1 = codec.encryptName(Buffer.from('caf\xe9.txt', 'latin1'), ivA);
+  const theirs = codec.encryptName(Buffer.from('theirs.txt'), ivB);
+  const present = [copyName, latin1, theirs];
+  const r = await resolveIn(dir, ivA, [copyName], present);
+  assert.deepEqual(r.conflicts, []);
+  const dirfd = await at.openDir(AT_FDCWD, dir);
+  try {
+    const withB = await resolveDirConflicts({ at, dirfd, codec, iv: ivA, raw64: true, leftovers: [copyName], present: new Set(present), shown: new Set(), doubtful: [latin1, theirs] });
+    assert.deepEqual(withB.conflicts.map((c) => [c.diskName, c.plain, c.kind, c.shown]), [[theirs, 'theirs.txt', 'iv', 'theirs (conflict Syncthing 2026-12-05 08.15).txt']]);
+    assert.equal(withB.files[0]!.used, 1);
+    const without = await resolveDirConflicts({ at, dirfd, codec, iv: ivA, raw64: true, leftovers: ['zzzz (1)'], present: new Set(present), shown: new Set(), doubtful: [latin1, theirs] });
+    assert.deepEqual(without.conflicts, []);
+  } finally {
+    await at.close(dirfd);
+  }
+});

@@ -4,14 +4,22 @@
  * two copies with one label get counters in the order of their names on
  * disk, a real entry always wins a lookup, each copy works for every call
  * (stat, read, write, truncate, chmod, xattrs), Vault.conflicts describes
- * them, noConflicts and -badname show the directory as gocryptfs does, and
- * names that are no tool's copy stay hidden.
+ * them, noConflicts and -badname show the directory as gocryptfs does,
+ * names that are no tool's copy stay hidden, and a name of a renamed
+ * gocryptfs.diriv's that happens to decrypt under the directory's own IV is
+ * still shown as that IV's conflict.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { isUtf8 } from 'node:buffer';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
+import type { FormatOptions } from '../../src/config/format.js';
 import { Vault, type Logger } from '../../src/index.js';
+import { DIRIV_NAME } from '../../src/names/diriv.js';
+import { internalAccess } from '../../src/vault/internal-access.js';
+import { fsckCipherdir } from '../../src/vault/fsck/index.js';
+import { deriveCiphers } from '../../src/vault/keys.js';
 import { makeTempDir, removeTempDir } from '../helpers/tmp.js';
 
 let tmp = '';
@@ -130,6 +138,49 @@ test("names that are no tool's copy stay hidden and are logged", async () => {
     for (const n of junk) await fsp.writeFile(join(dir, n), 'x');
     assert.deepEqual(await v.readdir('/'), ['k.txt']);
     for (const n of junk) assert.ok(lines.some((l) => l.includes(n) && l.includes('hidden')), `${n} logged: ${lines.join('\n')}`);
+  } finally {
+    await v.close();
+  }
+});
+
+test("a renamed diriv's name that decrypts under the directory's own IV to bytes that are not text is shown as that IV's conflict", async () => {
+  const { v, dir } = await vaultWith('doubtful', {});
+  try {
+    await v.mkdir('/proj');
+    await v.writeFile('/proj/mine.txt', 'mine');
+    const proj = await v.cipherPath('/proj');
+    const ivA = await fsp.readFile(join(proj, DIRIV_NAME));
+    const ivB = Buffer.alloc(16, 0x5b);
+    // The default format of a new cipher directory.
+    const format: FormatOptions = { cipher: 'aes-gcm', hkdf: true, plaintextNames: false, dirIV: true, raw64: true, longNameMax: 255, longNames: true };
+    const codec = (await deriveCiphers(internalAccess(v).masterKey(), format)).names!;
+    // One name of B's that decrypts under A's IV (valid padding, no '/' or NUL, not UTF-8), one that does not.
+    let lucky = '';
+    let plain = '';
+    for (let i = 0; lucky === '' || plain === ''; i++) {
+      const name = `b-${i}.txt`;
+      const under = codec.decryptName(codec.encryptName(Buffer.from(name), ivB), ivA);
+      if (under === null) plain ||= name;
+      else if (!isUtf8(under)) lucky ||= name;
+    }
+    for (const name of [lucky, plain]) {
+      await v.writeFile(`/proj/${name}`, `B's ${name}`);
+      await fsp.rename(await v.cipherPath(`/proj/${name}`), join(proj, codec.diskName(codec.encryptName(Buffer.from(name), ivB))));
+    }
+    await fsp.writeFile(join(proj, 'gocryptfs.sync-conflict-20261205-081500-BBBBBBB.diriv'), ivB, { mode: 0o444 });
+    const label = 'Syncthing 2026-12-05 08.15';
+    const shown = (n: string): string => n.replace('.txt', ` (conflict ${label}).txt`);
+    assert.deepEqual((await v.readdir('/proj')).sort(), ['mine.txt', shown(lucky), shown(plain)].sort());
+    for (const name of [lucky, plain]) assert.equal(String(await v.readFile(`/proj/${shown(name)}`)), `B's ${name}`);
+    const found = await v.conflicts('/proj');
+    assert.deepEqual(found.map((c) => [c.plain, c.kind]).sort(), [[lucky, 'iv'], [plain, 'iv']].sort());
+    // The check sees the directory as the listing does.
+    const report = await fsckCipherdir(dir, { format: v.format, masterKey: internalAccess(v).masterKey(), skipUnreadable: false });
+    assert.deepEqual(
+      report.findings.map((f) => f.path).sort(),
+      ['proj/gocryptfs.sync-conflict-20261205-081500-BBBBBBB.diriv', `proj/${shown(lucky)}`, `proj/${shown(plain)}`].sort(),
+    );
+    assert.ok(report.findings.every((f) => f.kind === 'iv-conflict'));
   } finally {
     await v.close();
   }

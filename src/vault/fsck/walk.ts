@@ -23,6 +23,7 @@ import type { BackendName } from '../../crypto/index.js';
 import {
   b64Decode,
   DIRIV_NAME,
+  doubtfulName,
   hashLongName,
   LONGNAME_SUFFIX,
   longNameKind,
@@ -208,9 +209,14 @@ class Walker {
       leftovers: [...held.keys()],
       present,
       shown: new Set(shown.map((e) => e.plain)),
+      doubtful: shown.filter((e) => doubtfulName(e.plain)).map((e) => e.disk),
       isRoot: rel === '',
     });
     const out: Entry[] = [];
+    for (const c of found.conflicts) {
+      const i = shown.findIndex((e) => e.disk === c.diskName);
+      if (i >= 0) shown.splice(i, 1);
+    }
     for (const r of found.restored) {
       held.delete(r.diskName);
       out.push({ plain: r.name, disk: r.diskName, cipherPath: join(cipherDir, r.diskName) });
