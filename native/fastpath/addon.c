@@ -118,6 +118,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     p->hook.release = fp_release;
     p->hook.create = fp_create;
     p->hook.fgetattr = fp_fgetattr;
+    p->hook.fsync = fp_fsync;
     if (napi_create_external(env, p, fp_finalize, ref, &ext) != napi_ok) {
         fp_finalize(env, p, ref);
         return NULL;
@@ -269,6 +270,12 @@ static napi_value js_answer_creates(napi_env env, napi_callback_info info)
     return answer_switch(env, info, offsetof(struct fast_path, creates), "answerCreates(fastPath, on): bad argument");
 }
 
+/* answerFsyncs(fastPath, on): whether the hook `fsync` answers. */
+static napi_value js_answer_fsyncs(napi_env env, napi_callback_info info)
+{
+    return answer_switch(env, info, offsetof(struct fast_path, fsyncs), "answerFsyncs(fastPath, on): bad argument");
+}
+
 /*
  * answerRmdirs(fastPath, on, dirIVs): whether the hook `rmdir` answers
  * (with unlinks on, useCipherRoot); the caller then takes the log of what
@@ -407,7 +414,8 @@ static napi_value js_take_removed_dirs(napi_env env, napi_callback_info info)
  * unlinks answered natively, unlinks passed on, lookups answered natively, lookups passed on,
  * opens answered natively, opens passed on, rmdirs answered natively, rmdirs passed on,
  * getxattr and listxattr answered natively (no_xattrs), those passed on,
- * creates answered natively, creates passed on, fstats of owned handles answered natively, those passed on]
+ * creates answered natively, creates passed on, fstats of owned handles answered natively, those passed on,
+ * fsyncs answered natively, those passed on]
  */
 static napi_value js_stats(napi_env env, napi_callback_info info)
 {
@@ -418,7 +426,8 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
                                 &p->written.passed,    &p->unlinked.answered, &p->unlinked.passed,     &p->looked_up.answered,
                                 &p->looked_up.passed,  &p->opened.answered, &p->opened.passed,         &p->rmdired.answered,
                                 &p->rmdired.passed,    &p->xattrs_none.answered, &p->xattrs_none.passed,
-                                &p->created.answered,  &p->created.passed, &p->fstated.answered, &p->fstated.passed};
+                                &p->created.answered,  &p->created.passed, &p->fstated.answered, &p->fstated.passed,
+                                &p->synced.answered,   &p->synced.passed};
     const size_t n = sizeof counts / sizeof counts[0];
     if (napi_create_array_with_length(env, n, &out) != napi_ok) return NULL;
     for (size_t i = 0; i < n; i++)
@@ -472,6 +481,7 @@ NAPI_MODULE_INIT()
                {"answerLookups", js_answer_lookups},
                {"answerOpens", js_answer_opens},
                {"answerCreates", js_answer_creates},
+               {"answerFsyncs", js_answer_fsyncs},
                {"answerRmdirs", js_answer_rmdirs},
                {"claimSlot", js_claim_slot},
                {"releaseSlot", js_release_slot},

@@ -16,7 +16,8 @@
  *   removed.c   the log of directories removed, for JavaScript
  * The hooks use them and never each other:
  *   read.c (read, attr), write.c (write), lookup.c (lookup, no_xattrs,
- *   dirs_changed, dir_stat, statfs), open.c (open, create, release), remove.c (unlink, rmdir).
+ *   dirs_changed, dir_stat, statfs), open.c (open, create, fgetattr, fsync, release), remove.c (unlink,
+ *   rmdir).
  * addon.c, the top, is the Node-API face that makes a fast path and turns
  * its hooks on.
  */
@@ -45,9 +46,9 @@ struct fast_path {
     struct walk walk;
     struct removed removed;
     /* Which hooks answer (each off until addon.c turns it on; read always answers). */
-    int attrs, writes, prealloc, unlinks, lookups, opens, creates, rmdirs;
+    int attrs, writes, prealloc, unlinks, lookups, opens, creates, rmdirs, fsyncs;
     int rmdir_ivs; /* directories have a gocryptfs.diriv */
-    struct hook_count reads, attr_changes, written, unlinked, looked_up, opened, created, rmdired, xattrs_none, fstated;
+    struct hook_count reads, attr_changes, written, unlinked, looked_up, opened, created, rmdired, xattrs_none, fstated, synced;
 };
 
 /* Counts one request of `c` answered (returning `res`) or passed on (returning TSCRYPTFS_HOOK_PASS or -1). */
@@ -72,6 +73,7 @@ int fp_open(void *ctx, const char *path, int flags, const uint64_t *dirs_gen, ui
 int fp_create(void *ctx, const char *path, mode_t mode, int flags, uid_t uid, gid_t gid, const uint64_t *dirs_gen, uint64_t *fh, struct stat *st);
 int fp_fgetattr(void *ctx, uint64_t fh, struct stat *st);
 int fp_release(void *ctx, uint64_t fh);
+int fp_fsync(void *ctx, uint64_t fh, int datasync);
 int fp_unlink(void *ctx, const char *cpath, int long_name);
 int fp_rmdir(void *ctx, const char *cpath, int long_name);
 

@@ -1,5 +1,5 @@
 /*
- * The hooks `open`, `create`, `fgetattr` and `release`: an OPEN and a
+ * The hooks `open`, `create`, `fgetattr`, `fsync` and `release`: an OPEN and a
  * CREATE answered on the libfuse thread that received it. In JavaScript
  * each costs two thread hand-overs for a walk, one openat(2) and one
  * fstat(2); an md5sum -c of the bench tree sends 19,376 opens, an untar
@@ -11,8 +11,9 @@
  * The handle is registered as one JavaScript opened would be, under a
  * number from NATIVE_FH_BASE up, with the file's fence slot (fences.h),
  * and owns its descriptor: an FGETATTR the binding's cache cannot answer
- * is an fstat(2) of it, and the RELEASE closes it, here without a trip to
- * JavaScript. Most programs fstat a file right after they open it (stdio,
+ * is an fstat(2) of it, an FSYNC an fsync(2) of it (of any registered
+ * handle's, JavaScript's too), and the RELEASE closes it, here without a
+ * trip to JavaScript. Most programs fstat a file right after they open it (stdio,
  * Python, Node's readFile, fsstress), and writes leave the cache without
  * the file's attributes.
  *
@@ -45,6 +46,7 @@
  */
 #define _GNU_SOURCE
 #include "fast_path.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -166,6 +168,22 @@ int fp_fgetattr(void *ctx, uint64_t fh, struct stat *st)
     }
     st->st_size = (off_t)content_shown_size(&p->key, (int64_t)st->st_size);
     return hook_answered(&p->fstated, 0);
+}
+
+/* The hook's `fsync` (fuse_hooks.h). Twin: sync and datasync in src/vault/vault-file.ts. Writes answered before it
+ * are in the cipher file already (neither side keeps any back), so syncing the descriptor is all there is to do. */
+int fp_fsync(void *ctx, uint64_t fh, int datasync)
+{
+    struct fast_path *p = ctx;
+    if (!fp_on(&p->fsyncs)) return TSCRYPTFS_HOOK_PASS;
+    struct handle *h = handles_pin(&p->handles, fh);
+    if (!h) {
+        hook_passed(&p->synced);
+        return TSCRYPTFS_HOOK_PASS;
+    }
+    const int res = (datasync ? fdatasync(h->fd) : fsync(h->fd)) == 0 ? 0 : -errno;
+    handles_unpin(&p->handles, h);
+    return hook_answered(&p->synced, res);
 }
 
 /* The hook's `release` (fuse_hooks.h). */

@@ -2549,6 +2549,19 @@ FUSE_METHOD_VOID(fsync, 3, 0, (const char *path, int datasync, struct fuse_file_
   }
 })
 
+// FSYNC of an open file through the fast path's `fsync` when one is set:
+// an fsync(2) of the handle's cipher file, with no trip to JS (which would
+// also adopt a handle the fast path opened)
+static int fuse_native_fsync_fast (const char *path, int datasync, struct fuse_file_info *info) {
+  fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
+  if (hook != NULL && hook->fsync != NULL && info != NULL) {
+    int res = hook->fsync(hook->ctx, info->fh, datasync);
+    if (res != TSCRYPTFS_HOOK_PASS) return res;
+  }
+  return fuse_native_fsync(path, datasync, info);
+}
+
 FUSE_METHOD_VOID(fsyncdir, 3, 0, (const char *path, int datasync, struct fuse_file_info *info), {
   l->path = path;
   l->mode = datasync;
@@ -3365,7 +3378,7 @@ NAPI_METHOD(fuse_native_mount) {
   if (implemented[op_getattr]) ops.getattr = fuse_native_getattr_fast;
   if (implemented[op_fgetattr]) ops.fgetattr = fuse_native_fgetattr_fast;
   if (implemented[op_flush]) ops.flush = fuse_native_flush;
-  if (implemented[op_fsync]) ops.fsync = fuse_native_fsync;
+  if (implemented[op_fsync]) ops.fsync = fuse_native_fsync_fast;
   if (implemented[op_fsyncdir]) ops.fsyncdir = fuse_native_fsyncdir;
   if (implemented[op_readdir]) ops.readdir = ft->kept_copies != NULL ? fuse_native_readdir_kept : fuse_native_readdir;
   if (implemented[op_readlink]) ops.readlink = fuse_native_readlink;

@@ -151,6 +151,15 @@ struct tscryptfs_fast_path {
      * 0, or TSCRYPTFS_HOOK_PASS: let JavaScript answer.
      */
     int (*fgetattr)(void *ctx, uint64_t fh, struct stat *st);
+    /*
+     * Called for every FSYNC before it goes to JavaScript: fsync(2), or
+     * fdatasync(2) when `datasync`, of the cipher file of handle `fh`, any
+     * handle the fast path knows (its own, adopted or not, and those
+     * JavaScript registered), as src/vault/vault-file.ts's sync and
+     * datasync do. Returns 0 or -errno, or TSCRYPTFS_HOOK_PASS: let
+     * JavaScript answer.
+     */
+    int (*fsync)(void *ctx, uint64_t fh, int datasync);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

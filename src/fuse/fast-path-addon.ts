@@ -57,6 +57,8 @@ export interface FastPathBinding {
    * the daemon's own user, with short names; their handles are native ones as the opens' are.
    */
   answerCreates(fastPath: object, on: boolean): void;
+  /** Whether the hook `fsync` answers FSYNCs of registered handles. */
+  answerFsyncs(fastPath: object, on: boolean): void;
   /** The fence slot of the file with this device and inode (split in 32-bit halves), counted once more; -1 when none is free. */
   claimSlot(fastPath: object, dev: number, inoLow: number, inoHigh: number): number;
   /** Gives back what claimSlot took. */
@@ -89,7 +91,7 @@ export interface FastPathBinding {
    * getxattr and listxattr of entries without extended attributes answered natively, those passed on to JS,
    * creates answered natively, creates passed on to JS, fstats of handles it opened answered natively, those passed on to JS]
    */
-  stats(fastPath: object): [number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number];
+  stats(fastPath: object): [number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number];
 }
 
 /** Loaded once per process; null when unavailable (the file cannot change while we run). */

@@ -45,6 +45,10 @@
  *   own user, is made and opened on the libfuse thread, its handle a native
  *   one as above. A root mount's create for another user (its credentials),
  *   a long name and a name that exists go to JS.
+ * - fsyncs (open.c; twins sync and datasync in vault-file.ts): fsync(2)
+ *   or fdatasync(2) of any registered handle's descriptor, so that an
+ *   fsync neither waits for the JS thread nor makes JS adopt a native
+ *   handle (after which its fstats and release would reach JS too).
  * - The same walk tells the binding whether a listing the kernel keeps
  *   still holds (the hook's dir_stat; mount.ts, keptListings), and the
  *   cipher root answers statfs.
@@ -113,6 +117,9 @@ export interface NativeFastPath {
     /** FGETATTRs of handles it opened, answered natively (an fstat of the handle's descriptor). */
     fstated: number;
     fstatsPassed: number;
+    /** FSYNCs of registered handles answered natively (an fsync of the handle's descriptor). */
+    synced: number;
+    syncsPassed: number;
   };
 }
 
@@ -136,7 +143,7 @@ const halves = (ino: bigint): [number, number] => [Number(ino & 0xffffffffn), Nu
 const dev32 = (dev: number | bigint): number => Number(BigInt(dev) & 0xffffffffn);
 
 /** Which parts of the native fast path the environment leaves on: the registry's NATIVE_* switches with what each one needs. */
-export function nativeFastPathSwitches(env: NodeJS.ProcessEnv = process.env): Record<'reads' | keyof NativeFastPathOptions | 'rmdirs', boolean> {
+export function nativeFastPathSwitches(env: NodeJS.ProcessEnv = process.env): Record<'reads' | keyof NativeFastPathOptions | 'rmdirs' | 'fsyncs', boolean> {
   const reads = envSwitch('TSCRYPTFS_NATIVE_BATCH', env) && envSwitch('TSCRYPTFS_NATIVE_READ', env);
   const lookups = reads && envSwitch('TSCRYPTFS_NATIVE_LOOKUP', env);
   const unlinks = reads && envSwitch('TSCRYPTFS_NATIVE_UNLINK', env);
@@ -151,6 +158,7 @@ export function nativeFastPathSwitches(env: NodeJS.ProcessEnv = process.env): Re
     lookups,
     opens,
     creates: opens && writes && envSwitch('TSCRYPTFS_NATIVE_CREATE', env),
+    fsyncs: reads && envSwitch('TSCRYPTFS_NATIVE_FSYNC', env),
   };
 }
 
@@ -196,6 +204,7 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
     // The binding checks kept listings through the fast path's walks (Documentation/fuse-native.md), so it gets the root on read-only mounts too.
     binding.useCipherRoot(fastPath, access.rootFd(), unlinks);
     if (rmdirs) binding.answerRmdirs(fastPath, true, vault.format.dirIV);
+    if (on.fsyncs) binding.answerFsyncs(fastPath, true);
     if (names) {
       binding.useNames(fastPath, names.key, names.longNameMax, names.raw64);
       if (opens) binding.answerOpens(fastPath, true);
@@ -238,8 +247,8 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
       else if (removed !== undefined) for (const c of removed) access.forgetCipherDirs(c);
     },
     stats() {
-      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, created, createsPassed, fstated, fstatsPassed] = binding.stats(fastPath);
-      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, created, createsPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, fstated, fstatsPassed };
+      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, created, createsPassed, fstated, fstatsPassed, synced, syncsPassed] = binding.stats(fastPath);
+      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, created, createsPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, fstated, fstatsPassed, synced, syncsPassed };
     },
   };
 }

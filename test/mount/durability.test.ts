@@ -1,7 +1,7 @@
 /**
  * What the kernel acknowledged is on the backing store: fsync(2) and
- * fdatasync(2) of a directory through the mount reach the same call on its
- * cipher directory, after the backing renameat of the rename it is meant
+ * fdatasync(2) of a file through the mount reach the same call on its
+ * cipher file, after its write; of a directory, on its cipher directory, after the backing renameat of the rename it is meant
  * to make durable (the write-temp, fsync, rename-over, fsync-the-directory
  * pattern of editors, git and sqlite). Shown by tracing the daemon with
  * strace; and the library's Vault.fsyncDir answers as fsync(2) would.
@@ -76,6 +76,33 @@ out(1)
   const fdatasync = findCall(lines, /\bfdatasync\(/, cipherDir, fsync + 1);
   assert.ok(fdatasync > fsync, `fdatasync of ${cipherDir}:\n${lines.join('\n')}`);
   assert.equal(await fsp.readFile(fx.p('docs', 'draft.txt'), 'utf8'), 'saved');
+});
+
+test('fsync and fdatasync of a file reach fsync(2) and fdatasync(2) of its cipher file, after its write', T, async (t) => {
+  if (MOUNT_IMPL !== 'tscryptfs') return t.skip('traces the tscryptfs daemon');
+  await fsp.writeFile(fx.p('ledger.txt'), '');
+  const cipherFile = await cipherPathOf(fx.cipherdir, '/ledger.txt');
+  const lines = await traced('fsync,fdatasync,pwrite64,write', async () => {
+    await py(
+      `
+fd = os.open(A[0], os.O_WRONLY)
+os.write(fd, b'entry')
+os.fsync(fd)
+os.fdatasync(fd)
+os.close(fd)
+out(1)
+`,
+      [fx.p('ledger.txt')],
+    );
+  });
+  const write = findCall(lines, /\b(pwrite64|write)\(/, cipherFile);
+  assert.ok(write >= 0, `a write to ${cipherFile}:\n${lines.join('\n')}`);
+  const fsync = findCall(lines, /\bfsync\(/, cipherFile, write + 1);
+  assert.ok(fsync > write, `fsync of ${cipherFile} after the write:\n${lines.join('\n')}`);
+  assert.match(lines[fsync]!, /= 0$/);
+  const fdatasync = findCall(lines, /\bfdatasync\(/, cipherFile, fsync + 1);
+  assert.ok(fdatasync > fsync, `fdatasync of ${cipherFile}:\n${lines.join('\n')}`);
+  assert.equal(await fsp.readFile(fx.p('ledger.txt'), 'utf8'), 'entry');
 });
 
 test('fsync of the root directory and of a directory removed while open answer as ext4 does', T, async () => {

@@ -87,7 +87,7 @@ test('the native fast path: READ and BATCH turn every part off, LOOKUP and OPEN 
   assert.deepEqual(nativeFastPathSwitches({ TSCRYPTFS_NATIVE_UNLINK: '0' }), { ...all, unlinks: false, rmdirs: false });
   assert.deepEqual(nativeFastPathSwitches({ TSCRYPTFS_NATIVE_OPEN: '0' }), { ...all, opens: false, creates: false });
   assert.deepEqual(nativeFastPathSwitches({ TSCRYPTFS_NATIVE_WRITE: '0' }), { ...all, writes: false, creates: false });
-  for (const [name, part] of [['CREATE', 'creates'], ['RMDIR', 'rmdirs'], ['ATTRS', 'attrs']] as const) {
+  for (const [name, part] of [['CREATE', 'creates'], ['RMDIR', 'rmdirs'], ['ATTRS', 'attrs'], ['FSYNC', 'fsyncs']] as const) {
     assert.deepEqual(nativeFastPathSwitches({ [`TSCRYPTFS_NATIVE_${name}`]: '0' }), { ...all, [part]: false }, name);
   }
 });
