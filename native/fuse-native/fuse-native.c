@@ -5,6 +5,7 @@
 #include <napi-macros.h>
 
 #include <string.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <assert.h>
@@ -1664,6 +1665,8 @@ static int hl_plus_reply (struct fuse_chan *ch, const struct fuse_out_header *ou
 }
 
 static void fuse_native_note_request (fuse_thread_t *ft, const char *buf, size_t len);
+// This thread's request wakes the JS loop once it is answered (fuse_native_note_request, hl_send).
+static __thread int hl_kick_pending;
 
 // The channel: the kernel channel's own receive/send (fuse_kern_chan.c), plus the notes above.
 static int hl_receive (struct fuse_chan **chp, char *buf, size_t size) {
@@ -1708,7 +1711,19 @@ static int hl_write_iov (struct fuse_chan *ch, const struct iovec iov[], size_t 
   return 0;
 }
 
+static int hl_send_reply (struct fuse_chan *ch, const struct iovec iov[], size_t count);
+
+// Sends a reply, then the JS loop's wake-up the request asked for (fuse_native_note_request).
 static int hl_send (struct fuse_chan *ch, const struct iovec iov[], size_t count) {
+  const int res = hl_send_reply(ch, iov, count);
+  if (hl_kick_pending) {
+    hl_kick_pending = 0;
+    uv_async_send(&(((struct hl_table *) fuse_chan_data(ch))->ft->hot_async));
+  }
+  return res;
+}
+
+static int hl_send_reply (struct fuse_chan *ch, const struct iovec iov[], size_t count) {
   if (iov == NULL) return 0;
   struct hl_table *t = (struct hl_table *) fuse_chan_data(ch);
   const struct fuse_out_header *out = (const struct fuse_out_header *) iov[0].iov_base;
@@ -3058,7 +3073,10 @@ static void fuse_native_keep_hot (fuse_thread_t *ft) {
 // A READ or WRITE of HOT_IO_MAX bytes or more does not count: the libfuse
 // threads open and seal streaming reads and writes themselves and need the
 // cores. Runs on the libfuse thread that received the request; the loop
-// starts polling on the JS thread (hot_async), once per burst.
+// starts polling on the JS thread (hot_async), once per burst. The wake-up
+// goes out after the request's reply (hl_send), so that the request itself
+// never waits for the JS thread coming up beside it (performance.md,
+// "Spinning while C answers").
 #define HOT_IO_MAX 65536
 
 static void fuse_native_hot_kick (uv_async_t *handle) {
@@ -3075,9 +3093,14 @@ static void fuse_native_note_request (fuse_thread_t *ft, const char *buf, size_t
   if (in->opcode == FUSE_READ && len >= sizeof(*in) + sizeof(struct fuse_read_in) &&
       ((const struct fuse_read_in *) (buf + sizeof(*in)))->size >= HOT_IO_MAX) return;
   __atomic_store_n(&ft->last_op_ns, fuse_native_now_ns(), __ATOMIC_RELAXED);
+  if (hl_kick_pending) { // the last request had no reply after all
+    hl_kick_pending = 0;
+    uv_async_send(&ft->hot_async);
+  }
   if (__atomic_load_n(&ft->hot, __ATOMIC_RELAXED) || __atomic_exchange_n(&ft->hot_kick, 1, __ATOMIC_ACQ_REL)) return;
-  if (spin_gate_open(ft)) uv_async_send(&ft->hot_async);
-  else __atomic_store_n(&ft->hot_kick, 0, __ATOMIC_RELEASE);
+  if (!spin_gate_open(ft)) __atomic_store_n(&ft->hot_kick, 0, __ATOMIC_RELEASE);
+  else if (in->opcode != FUSE_FORGET && in->opcode != FUSE_BATCH_FORGET && in->opcode != FUSE_INTERRUPT) hl_kick_pending = 1; // sent after the reply (hl_send)
+  else uv_async_send(&ft->hot_async);
 }
 
 static void fuse_native_hand_over (fuse_thread_locals_t *l) {
