@@ -5,7 +5,6 @@
 #include <napi-macros.h>
 
 #include <string.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <assert.h>
