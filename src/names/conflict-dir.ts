@@ -160,9 +160,9 @@ export async function resolveDirConflicts(input: DirConflictInput): Promise<DirC
     if (!used && longNameKind(n) !== 'name-file') rest.push(n);
   }
 
-  /** The plaintext of a full encrypted name: under the directory's IV, else under a renamed diriv's. */
-  const decrypt = (cname: string): { plain: string; ivFile?: ConflictFile } | null => {
-    const own = provable(codec, cname, iv);
+  /** The plaintext of a full encrypted name: under the directory's IV (unless `copiesOnly`), else under a renamed diriv's. */
+  const decrypt = (cname: string, copiesOnly = false): { plain: string; ivFile?: ConflictFile } | null => {
+    const own = copiesOnly ? null : provable(codec, cname, iv);
     if (own !== null) return { plain: own };
     for (const alt of ivs) {
       const p = provable(codec, cname, alt.iv);
@@ -182,9 +182,9 @@ export async function resolveDirConflicts(input: DirConflictInput): Promise<DirC
     return copy === undefined ? null : { cname: copy.cname, via: copy.file };
   };
   /** fullName, then decrypt; a renamed .name file counts as used only when what it names decrypts. */
-  const plainOf = async (disk: string): Promise<{ plain: string; ivFile?: ConflictFile } | null> => {
+  const plainOf = async (disk: string, copiesOnly = false): Promise<{ plain: string; ivFile?: ConflictFile } | null> => {
     const full = await fullName(disk);
-    const d = full === null ? null : decrypt(full.cname);
+    const d = full === null ? null : decrypt(full.cname, copiesOnly);
     if (d !== null && full!.via) full!.via.used++;
     return d;
   };
@@ -192,18 +192,15 @@ export async function resolveDirConflicts(input: DirConflictInput): Promise<DirC
   const restored: DirConflicts['restored'] = [];
   const found: Omit<ConflictEntry, 'shown'>[] = [];
   const unexplained: string[] = [];
+  /** Entry `disk` as a name encrypted under renamed diriv `file`'s IV. */
+  const ivConflict = (disk: string, plain: string, file: ConflictFile): Omit<ConflictEntry, 'shown'> => {
+    file.used++;
+    return { diskName: disk, plain, canonical: codec.diskName(codec.encryptName(Buffer.from(plain, 'utf8'), iv)), kind: 'iv', tool: file.tool, label: file.label, ivCopy: file.diskName };
+  };
   // Shown names that are not text under the directory's IV but are under a renamed diriv's.
   for (const n of ivs.length > 0 ? (input.doubtful ?? []) : []) {
-    const full = await fullName(n);
-    if (full === null) continue;
-    for (const alt of ivs) {
-      const p = provable(codec, full.cname, alt.iv);
-      if (p === null) continue;
-      alt.file.used++;
-      if (full.via) full.via.used++;
-      found.push({ diskName: n, plain: p, canonical: codec.diskName(codec.encryptName(Buffer.from(p, 'utf8'), iv)), kind: 'iv', tool: alt.file.tool, label: alt.file.label, ivCopy: alt.file.diskName });
-      break;
-    }
+    const d = await plainOf(n, true);
+    if (d !== null) found.push(ivConflict(n, d.plain, d.ivFile!));
   }
   for (const n of rest) {
     // The entry itself, not renamed: a long entry whose .name file was, or a name under a renamed IV.
@@ -213,8 +210,7 @@ export async function resolveDirConflicts(input: DirConflictInput): Promise<DirC
       continue;
     }
     if (self !== null) {
-      self.ivFile!.used++;
-      found.push({ diskName: n, plain: self.plain, canonical: codec.diskName(codec.encryptName(Buffer.from(self.plain, 'utf8'), iv)), kind: 'iv', tool: self.ivFile!.tool, label: self.ivFile!.label, ivCopy: self.ivFile!.diskName });
+      found.push(ivConflict(n, self.plain, self.ivFile!));
       continue;
     }
     let hit: Omit<ConflictEntry, 'shown'> | null = null;
