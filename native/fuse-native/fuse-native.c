@@ -3096,10 +3096,10 @@ static void fuse_native_note_request (fuse_thread_t *ft, const char *buf, size_t
     hl_kick_pending = 0;
     uv_async_send(&ft->hot_async);
   }
+  if (in->opcode == FUSE_FORGET || in->opcode == FUSE_BATCH_FORGET || in->opcode == FUSE_INTERRUPT) return; // no reply to wake it after
   if (__atomic_load_n(&ft->hot, __ATOMIC_RELAXED) || __atomic_exchange_n(&ft->hot_kick, 1, __ATOMIC_ACQ_REL)) return;
-  if (!spin_gate_open(ft)) __atomic_store_n(&ft->hot_kick, 0, __ATOMIC_RELEASE);
-  else if (in->opcode != FUSE_FORGET && in->opcode != FUSE_BATCH_FORGET && in->opcode != FUSE_INTERRUPT) hl_kick_pending = 1; // sent after the reply (hl_send)
-  else uv_async_send(&ft->hot_async);
+  if (spin_gate_open(ft)) hl_kick_pending = 1; // sent after the reply (hl_send)
+  else __atomic_store_n(&ft->hot_kick, 0, __ATOMIC_RELEASE);
 }
 
 static void fuse_native_hand_over (fuse_thread_locals_t *l) {
