@@ -3,8 +3,7 @@
  * (Documentation/format.md §7.4-§7.8): PKCS#7 padding to 16 bytes, EME
  * with AES-256 under the directory's IV, unpadded base64url, and for a
  * result longer than the long-name limit, gocryptfs.longname. and the
- * base64url of its SHA-256. Encryption only: the native lookup
- * (lookup.c) never needs to read a name back.
+ * base64url of its SHA-256; and back, for the native listing.
  */
 #ifndef TSCRYPTFS_NAME_CIPHER_H
 #define TSCRYPTFS_NAME_CIPHER_H
@@ -41,5 +40,21 @@ int name_encrypt(EVP_CIPHER_CTX *ctx, const struct name_key *k, const uint8_t *i
 
 /* A fresh AES-256-ECB encryption context for `k`, or NULL. */
 EVP_CIPHER_CTX *name_ctx_new(const struct name_key *k);
+/* A fresh AES-256-ECB decryption context for `k` (for name_decrypt), or NULL. */
+EVP_CIPHER_CTX *name_dec_ctx_new(const struct name_key *k);
+
+/*
+ * The plaintext of name on disk `cname` (`clen` bytes, not hashed) in a
+ * directory whose IV is `iv`, as src/names/name-codec.ts's decryptName
+ * gives it: written to `out` (255 bytes) with its length in *len. Returns
+ * 0 when it is no valid name (strict base64url, EME, PKCS#7 padding, no
+ * NUL, '/', "." or ".."), or longer than NAME_MAX_BLOCKS blocks (a name
+ * of more than 255 bytes, which decryptName refuses too). `dec` is a
+ * context from name_dec_ctx_new, owned by the calling thread.
+ */
+int name_decrypt(EVP_CIPHER_CTX *dec, const struct name_key *k, const uint8_t *iv, const char *cname, size_t clen, uint8_t *out, size_t *len);
+
+/* gocryptfs.longname. and the base64url of SHA-256(cname) (src/names/longnames.ts's hashLongName), NUL-terminated in `out`; 0 when OpenSSL fails. */
+int name_long_hash(const char *cname, size_t len, int raw64, char *out);
 
 #endif

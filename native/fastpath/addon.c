@@ -466,6 +466,40 @@ static napi_value js_name_encrypt(napi_env env, napi_callback_info info)
     return out;
 }
 
+/*
+ * nameDecrypt(emeKey, iv, nameOnDisk, raw64) -> Buffer or null: what the
+ * listing makes of one short name on disk (for the unit tests, which hold
+ * it to src/names/name-codec.ts's decryptName).
+ */
+static napi_value js_name_decrypt(napi_env env, napi_callback_info info)
+{
+    size_t argc = 4, keylen, ivlen, clen;
+    napi_value argv[4], out;
+    uint8_t *key, *iv;
+    char cname[NAME_DISK_MAX + 2];
+    bool raw64;
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4 || !get_bytes(env, argv[0], &key, &keylen) || keylen != 32 ||
+        !get_bytes(env, argv[1], &iv, &ivlen) || ivlen != NAME_IV_LEN ||
+        napi_get_value_string_latin1(env, argv[2], cname, sizeof cname, &clen) != napi_ok || clen > NAME_DISK_MAX ||
+        napi_get_value_bool(env, argv[3], &raw64) != napi_ok)
+        return throw_inval(env, "nameDecrypt(emeKey, iv, nameOnDisk, raw64): bad argument");
+    struct name_key k;
+    uint8_t plain[NAME_MAX_BLOCKS * 16];
+    size_t len = 0;
+    int ok = 0;
+    EVP_CIPHER_CTX *ctx = NULL;
+    if (!name_key_init(&k, key, 255, raw64) || !(ctx = name_dec_ctx_new(&k))) {
+        OPENSSL_cleanse(&k, sizeof k);
+        return throw_inval(env, "nameDecrypt: OpenSSL failed");
+    }
+    ok = name_decrypt(ctx, &k, iv, cname, clen, plain, &len);
+    EVP_CIPHER_CTX_free(ctx);
+    OPENSSL_cleanse(&k, sizeof k);
+    void *data;
+    if (!ok) return napi_get_null(env, &out) == napi_ok ? out : NULL;
+    return napi_create_buffer_copy(env, len, plain, &data, &out) == napi_ok ? out : NULL;
+}
+
 NAPI_MODULE_INIT()
 {
     static const struct {
@@ -490,7 +524,8 @@ NAPI_MODULE_INIT()
                {"nativeHandles", js_native_handles},
                {"takeRemovedDirs", js_take_removed_dirs},
                {"stats", js_stats},
-               {"nameEncrypt", js_name_encrypt}};
+               {"nameEncrypt", js_name_encrypt},
+               {"nameDecrypt", js_name_decrypt}};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         napi_value f;
         if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &f) != napi_ok ||

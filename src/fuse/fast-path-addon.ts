@@ -44,6 +44,8 @@ export interface FastPathBinding {
   useNames(fastPath: object, emeKey: Uint8Array, longNameMax: number, raw64: boolean): void;
   /** [the name on disk of plaintext `name` under directory IV `iv`, whether it is a long name's hash], as the fast path's walk makes it. */
   nameEncrypt(emeKey: Uint8Array, iv: Uint8Array, name: Uint8Array, longNameMax: number, raw64: boolean): [string, boolean];
+  /** The plaintext of short name on disk `name` under directory IV `iv` as the fast path's listing reads it, or null when it is no valid name. */
+  nameDecrypt(emeKey: Uint8Array, iv: Uint8Array, name: string, raw64: boolean): Buffer | null;
   /** Whether lookups are answered (on after useNames). */
   answerLookups(fastPath: object, on: boolean): void;
   /**
