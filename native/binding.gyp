@@ -61,6 +61,7 @@
         "fastpath/lookup.c",
         "fastpath/open.c",
         "fastpath/remove.c",
+        "fastpath/list.c",
         "fastpath/content.c",
         "fastpath/handles.c",
         "fastpath/fences.c",

@@ -22,9 +22,9 @@ struct iv_slot {
     uint8_t iv[NAME_IV_LEN];
 };
 
-/* Each libfuse thread's AES-256-ECB context under one walk's name key. */
+/* Each libfuse thread's AES-256-ECB contexts under one walk's name key: encrypting, and decrypting (made at its first listing). */
 struct walk_thread {
-    EVP_CIPHER_CTX *ctx;
+    EVP_CIPHER_CTX *ctx, *dec;
     uint64_t gen;
 };
 
@@ -37,13 +37,14 @@ static void tl_free(void *p)
     struct walk_thread *t = p;
     if (!t) return;
     if (t->ctx) EVP_CIPHER_CTX_free(t->ctx);
+    if (t->dec) EVP_CIPHER_CTX_free(t->dec);
     free(t);
 }
 
 static void tl_init(void) { pthread_key_create(&tl_key, tl_free); }
 
-/* This thread's context for `w`; NULL when it cannot be had. */
-static EVP_CIPHER_CTX *thread_ctx(struct walk *w)
+/* This thread's contexts for `w`; NULL when they cannot be had. */
+static struct walk_thread *thread_ctxs(struct walk *w)
 {
     pthread_once(&tl_once, tl_init);
     struct walk_thread *t = pthread_getspecific(tl_key);
@@ -56,10 +57,19 @@ static EVP_CIPHER_CTX *thread_ctx(struct walk *w)
     }
     if (!t->ctx || t->gen != w->gen) {
         if (t->ctx) EVP_CIPHER_CTX_free(t->ctx);
+        if (t->dec) EVP_CIPHER_CTX_free(t->dec);
         t->ctx = name_ctx_new(&w->names);
+        t->dec = NULL;
         t->gen = w->gen;
     }
-    return t->ctx;
+    return t->ctx ? t : NULL;
+}
+
+/* This thread's encryption context for `w`; NULL when it cannot be had. */
+static EVP_CIPHER_CTX *thread_ctx(struct walk *w)
+{
+    struct walk_thread *t = thread_ctxs(w);
+    return t ? t->ctx : NULL;
 }
 
 void walk_clear(struct walk *w)
@@ -178,14 +188,8 @@ static int read_iv(int dfd, uint8_t *iv)
     return 1;
 }
 
-/*
- * Whether `len` bytes are well-formed UTF-8 (RFC 3629 §4: no overlong
- * forms, no surrogates, nothing above U+10FFFF). The binding hands JS its
- * paths as strings, which turn any other byte into U+FFFD, so JS encrypts
- * such a name as something else: those stay with JS, to be found as they
- * were made.
- */
-static int utf8_ok(const uint8_t *s, size_t len)
+/* See walk.h; RFC 3629 §4: no overlong forms, no surrogates, nothing above U+10FFFF. */
+int utf8_valid(const uint8_t *s, size_t len)
 {
     for (size_t i = 0; i < len;) {
         const uint8_t c = s[i];
@@ -209,7 +213,7 @@ static int utf8_ok(const uint8_t *s, size_t len)
 static int valid_component(const char *s, size_t len)
 {
     return len > 0 && len <= NAME_MAX_PLAIN && !(len == 1 && s[0] == '.') && !(len == 2 && s[0] == '.' && s[1] == '.') &&
-           utf8_ok((const uint8_t *)s, len);
+           utf8_valid((const uint8_t *)s, len);
 }
 
 /*
@@ -304,4 +308,43 @@ int walk_find(struct walk *w, struct dirs *d, const char *path, const uint64_t *
         return 0;
     }
     return 1;
+}
+
+int walk_open_dir(struct walk *w, struct dirs *d, const char *path, const uint64_t *dirs_gen, int *fd, uint8_t *iv, char *cpath, size_t *clen)
+{
+    const int root = dirs_root(d);
+    if (root < 0 || !__atomic_load_n(&w->ready, __ATOMIC_ACQUIRE) || path[0] != '/') return 0;
+    int dfd;
+    if (path[1] == 0) {
+        *clen = 0;
+        cpath[0] = 0;
+        dfd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    } else {
+        char disk[NAME_DISK_MAX + 1];
+        int is_long = 0;
+        struct dir_ref parent;
+        if (!walk_find(w, d, path, dirs_gen, &parent, disk, &is_long, cpath, clen)) return 0;
+        dfd = cpath_append(cpath, clen, CPATH_MAX, disk) ? openat(parent.fd, disk, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+        dirs_put(d, &parent);
+    }
+    if (dfd < 0) return 0;
+    if (!read_iv(dfd, iv)) {
+        close(dfd);
+        return 0;
+    }
+    *fd = dfd;
+    return 1;
+}
+
+int walk_decrypt_name(struct walk *w, const uint8_t *iv, const char *cname, size_t clen, uint8_t *out, size_t *len)
+{
+    struct walk_thread *t = thread_ctxs(w);
+    if (!t) return 0;
+    if (!t->dec && !(t->dec = name_dec_ctx_new(&w->names))) return 0;
+    return name_decrypt(t->dec, &w->names, iv, cname, clen, out, len);
+}
+
+int walk_long_hash(struct walk *w, const char *cname, size_t len, char *out)
+{
+    return name_long_hash(cname, len, w->names.raw64, out);
 }

@@ -56,6 +56,28 @@ void walk_free(struct walk *w);
 int walk_find(struct walk *w, struct dirs *d, const char *path, const uint64_t *dirs_gen, struct dir_ref *dir, char *disk, int *is_long,
               char *cpath, size_t *clen);
 
+/*
+ * Opens plaintext directory `path` ("/" for the root) for reading
+ * (O_DIRECTORY | O_NOFOLLOW, from its parent as walk_find finds it) into
+ * *fd, with its IV, read through that descriptor, and its cipher path as
+ * walk_find gives one. Returns 1 (the caller closes *fd), or 0 when
+ * walk_find would pass or the directory or its IV cannot be opened.
+ */
+int walk_open_dir(struct walk *w, struct dirs *d, const char *path, const uint64_t *dirs_gen, int *fd, uint8_t *iv, char *cpath, size_t *clen);
+
+/* name_decrypt (name_cipher.h) of name on disk `cname` under `iv`, with this thread's context; 0 when it is no valid name. */
+int walk_decrypt_name(struct walk *w, const uint8_t *iv, const char *cname, size_t clen, uint8_t *out, size_t *len);
+
+/* The long name (name_long_hash) that stands for encrypted name `cname` under the walk's encoding; 0 when OpenSSL fails. */
+int walk_long_hash(struct walk *w, const char *cname, size_t len, char *out);
+
+/*
+ * Whether `len` bytes are well-formed UTF-8 (RFC 3629 §4). The binding
+ * hands JS its paths as strings, which turn any other byte into U+FFFD:
+ * a name that is not UTF-8 stays with JavaScript, in walks and listings.
+ */
+int utf8_valid(const uint8_t *s, size_t len);
+
 /* Forgets plaintext directory `path` and everything kept below it. */
 void walk_forget(struct walk *w, const char *path);
 

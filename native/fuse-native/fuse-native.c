@@ -2008,21 +2008,88 @@ FUSE_METHOD(write, 7, 2, (const char *path, const char *buf, size_t len, off_t o
   if (IS_ARRAY_BUFFER_DETACH_SUPPORTED == 1) assert(napi_detach_arraybuffer(env, argv[3]) == napi_ok);
 })
 
-// a listing with its attributes packed (see _op_readdir in index.js):
+// A listing handed to libfuse (listing_start, listing_entry, listing_end),
+// from JS (readdir_packed) or from the fast path's `list` (native_list):
+// each entry goes to libfuse's filler with d_type and d_ino, into the
+// kept copy of the listing, and with flag 1 (TSCRYPTFS_LISTED_ATTRS) into
+// the attribute cache, so that the LOOKUP and GETATTR of each that usually
+// follow (ls -l, rm -r, find) are answered here; flag 2: it also has no
+// extended attributes at all. With the listed directory's cipher path
+// (from the cipher directory's root, "" for the root) and each entry's
+// name on disk, the cache also keeps each entry's cipher path
+// (attr_cipher_path); flag 4: that name is a long name's. With the
+// directory's own attributes, read before its names, the kernel may keep
+// this listing (kept_dir_put).
+struct listing_fill {
+  fuse_thread_t *ft;
+  const char *dir;  // the listed directory's plaintext path
+  void *buf;
+  fuse_fill_dir_t filler;
+  uint64_t gen;     // the cache's sequence taken before the listing was read (0: store nothing)
+  char path[ATTR_PATH_MAX];
+  size_t base;
+  char cpath[ATTR_CPATH_MAX];
+  size_t cbase;
+  int cpaths;       // cpath holds the directory's cipher path and a '/'
+  uint64_t kept_seq; // the listing's number, when it is kept (kept_copy_put)
+  struct kept_copy_build copy;
+};
+
+static void listing_start (struct listing_fill *f, fuse_thread_t *ft, const char *dir, void *buf, fuse_fill_dir_t filler, off_t offset,
+                           uint64_t gen, const char *cdir, size_t cdir_len, const struct stat *keep) {
+  f->ft = ft;
+  f->dir = dir;
+  f->buf = buf;
+  f->filler = filler;
+  f->gen = gen;
+  f->base = strlen(dir);
+  if (f->base == 1) f->base = 0; // the root: "/name"
+  if (f->base >= sizeof(f->path)) f->gen = 0;
+  else memcpy(f->path, dir, f->base);
+  f->cpaths = cdir != NULL && cdir_len + 1 < sizeof(f->cpath);
+  f->cbase = 0;
+  f->kept_seq = 0;
+  if (f->cpaths) {
+    memcpy(f->cpath, cdir, cdir_len);
+    f->cpath[cdir_len] = 0;
+    f->cbase = cdir_len;
+    if (keep != NULL && ft->kept != NULL) f->kept_seq = kept_dir_put(ft, dir, f->cpath, keep);
+    if (f->cbase > 0) f->cpath[f->cbase++] = '/';
+  }
+  f->copy = (struct kept_copy_build) { NULL, 0, 0, f->kept_seq == 0 || ft->kept_copies == NULL || offset != 0 };
+}
+
+// One entry (`st` NULL: no attributes; `disk` NULL: no name on disk); nonzero when libfuse took no more.
+static int listing_entry (struct listing_fill *f, const char *name, size_t len, const struct stat *st, int flags, const char *disk) {
+  if (f->filler(f->buf, name, st, 0) == 1) {
+    f->copy.failed = 1; // libfuse took only part of it
+    return 1;
+  }
+  kept_copy_add(&(f->copy), name, len, st);
+  if (st != NULL && f->gen != 0 && (flags & 1) && f->base + 1 + len < sizeof(f->path)) {
+    f->path[f->base] = '/';
+    memcpy(f->path + f->base + 1, name, len + 1);
+    size_t clen = 0, dlen = disk != NULL ? strlen(disk) : 0;
+    if (f->cpaths && dlen > 0 && f->cbase + dlen + 1 < sizeof(f->cpath)) {
+      memcpy(f->cpath + f->cbase, disk, dlen + 1);
+      clen = f->cbase + dlen;
+    }
+    attr_put_listed(f->ft, f->path, st, f->gen, (flags & 2) != 0, f->cpath, clen, (flags & 4) != 0);
+  }
+  return 0;
+}
+
+static void listing_end (struct listing_fill *f) {
+  kept_copy_put(f->ft, f->dir, f->kept_seq, &(f->copy));
+}
+
+// A listing from JS with its attributes packed (see _op_readdir in index.js):
 // `stats` is a Uint32Array of 22 words per entry in populate_stat's layout
-// (mode 0: none), `flags` a Uint8Array (1: store the attributes in the
-// attribute cache, 2: the entry also has no extended attributes at all),
-// `gen` the cache's generation taken before the listing was read (0: store
-// nothing). The kernel gets d_type and d_ino, and the LOOKUP and GETATTR of
-// each entry that usually follow (ls -l, rm -r, find) are answered here.
-//
-// With `cdir` (the listed directory's cipher path from the cipher
-// directory's root, "" for the root) and `disk` (each entry's name on
-// disk), the cache also keeps each entry's cipher path (attr_cipher_path);
-// flag 4: that name is a long name's.
-//
-// With `dir_v` too (the listed directory's own 22 words, read before its
-// names), the kernel may keep this listing (kept_dir_put).
+// (mode 0: none), `flags` a Uint8Array of listing_fill's flags, `gen` the
+// cache's generation taken before the listing was read (0: store
+// nothing), `cdir` the directory's cipher path and `disk` each entry's
+// name on disk, `dir_v` the directory's own 22 words when the kernel may
+// keep the listing (see listing_fill).
 static void readdir_packed (napi_env env, fuse_thread_locals_t *l, napi_value names, napi_value stats, napi_value flags_v, napi_value gen_v,
                             napi_value cdir_v, napi_value disk_v, napi_value dir_v) {
   uint32_t n = 0;
@@ -2034,57 +2101,37 @@ static void readdir_packed (napi_env env, fuse_thread_locals_t *l, napi_value na
   if (napi_get_array_length(env, names, &n) != napi_ok) return;
   if (napi_get_typedarray_info(env, stats, &t, &words_len, (void **) &words, NULL, NULL) != napi_ok || t != napi_uint32_array || words_len != (size_t) n * 22) words = NULL;
   if (napi_get_typedarray_info(env, flags_v, &t, &flags_len, (void **) &flags, NULL, NULL) != napi_ok || t != napi_uint8_array || flags_len != n) flags = NULL;
-  if (napi_get_value_double(env, gen_v, &gen) != napi_ok) gen = 0;
-  char path[ATTR_PATH_MAX];
-  size_t base = strlen(l->path);
-  if (base == 1) base = 0; // the root: "/name"
-  if (base >= sizeof(path)) gen = 0;
-  else memcpy(path, l->path, base);
-  char cpath[ATTR_CPATH_MAX];
-  size_t cbase = 0;
+  if (napi_get_value_double(env, gen_v, &gen) != napi_ok || flags == NULL) gen = 0;
+  char cdir[ATTR_CPATH_MAX];
+  size_t cdir_len = 0;
   uint32_t disk_n = 0;
   napi_valuetype vt;
-  int cpaths = napi_typeof(env, cdir_v, &vt) == napi_ok && vt == napi_string &&
-    napi_get_value_string_utf8(env, cdir_v, cpath, sizeof(cpath), &cbase) == napi_ok && cbase + 1 < sizeof(cpath) &&
+  const int cpaths = napi_typeof(env, cdir_v, &vt) == napi_ok && vt == napi_string &&
+    napi_get_value_string_utf8(env, cdir_v, cdir, sizeof(cdir), &cdir_len) == napi_ok && cdir_len + 1 < sizeof(cdir) &&
     napi_get_array_length(env, disk_v, &disk_n) == napi_ok && disk_n == n;
-  uint64_t kept_seq = 0; // the listing's number, when it is kept (kept_copy_put)
-  if (cpaths && l->fuse->kept != NULL) {
-    size_t dir_len = 0;
-    uint32_t *dir_words = NULL;
-    if (napi_get_typedarray_info(env, dir_v, &t, &dir_len, (void **) &dir_words, NULL, NULL) == napi_ok && t == napi_uint32_array && dir_len == 22) {
-      struct stat dst;
-      populate_stat(dir_words, &dst);
-      kept_seq = kept_dir_put(l->fuse, l->path, cpath, &dst);
-    }
+  struct stat dst;
+  const struct stat *keep = NULL;
+  size_t dir_len = 0;
+  uint32_t *dir_words = NULL;
+  if (cpaths && napi_get_typedarray_info(env, dir_v, &t, &dir_len, (void **) &dir_words, NULL, NULL) == napi_ok && t == napi_uint32_array && dir_len == 22) {
+    populate_stat(dir_words, &dst);
+    keep = &dst;
   }
-  struct kept_copy_build copy = { NULL, 0, 0, kept_seq == 0 || l->fuse->kept_copies == NULL || l->offset != 0 };
-  if (cpaths && cbase > 0) cpath[cbase++] = '/';
+  struct listing_fill f;
+  listing_start(&f, l->fuse, l->path, l->buf, l->readdir_filler, l->offset, (uint64_t) gen, cpaths ? cdir : NULL, cdir_len, keep);
   for (uint32_t i = 0; i < n; i++) {
     napi_value v;
-    char name[1024];
-    size_t len = 0;
+    char name[1024], disk[ATTR_CPATH_MAX];
+    size_t len = 0, dlen = 0;
     if (napi_get_element(env, names, i, &v) != napi_ok || napi_get_value_string_utf8(env, v, name, sizeof(name), &len) != napi_ok) continue;
     struct stat st;
     const int have = words != NULL && words[(size_t) i * 22] != 0;
     if (have) populate_stat(words + (size_t) i * 22, &st);
-    if (l->readdir_filler((char *) l->buf, name, have ? &st : NULL, 0) == 1) {
-      copy.failed = 1; // libfuse took only part of it
-      break;
-    }
-    kept_copy_add(&copy, name, len, have ? &st : NULL);
-    if (have && gen != 0 && flags != NULL && (flags[i] & 1) && base + 1 + len < sizeof(path)) {
-      path[base] = '/';
-      memcpy(path + base + 1, name, len + 1);
-      size_t clen = 0, dlen = 0;
-      if (cpaths && napi_get_element(env, disk_v, i, &v) == napi_ok &&
-          napi_get_value_string_utf8(env, v, cpath + cbase, sizeof(cpath) - cbase, &dlen) == napi_ok &&
-          dlen > 0 && cbase + dlen + 1 < sizeof(cpath)) clen = cbase + dlen;
-      attr_put_listed(l->fuse, path, &st, (uint64_t) gen, (flags[i] & 2) != 0, cpath, clen, (flags[i] & 4) != 0);
-    }
+    const int has_disk = cpaths && napi_get_element(env, disk_v, i, &v) == napi_ok && napi_get_value_string_utf8(env, v, disk, sizeof(disk), &dlen) == napi_ok && dlen + 1 < sizeof(disk);
+    if (listing_entry(&f, name, len, have ? &st : NULL, flags != NULL ? flags[i] : 0, has_disk ? disk : NULL)) break;
   }
-  kept_copy_put(l->fuse, l->path, kept_seq, &copy);
+  listing_end(&f);
 }
-
 
 FUSE_METHOD(readdir, 1, 7, (const char *path, void *buf, fuse_fill_dir_t filler, off_t offset, struct fuse_file_info *info), {
   l->buf = buf;
@@ -2136,11 +2183,48 @@ FUSE_METHOD(readdir, 1, 7, (const char *path, void *buf, fuse_fill_dir_t filler,
   }
 })
 
-// a READDIR at offset 0 whose listing the binding has a holding copy
-// of is answered here (kept_copy_fill); any other goes to JS.
-static int fuse_native_readdir_kept (const char *path, void *buf, fuse_fill_dir_t filler, off_t offset, struct fuse_file_info *info) {
+static struct tscryptfs_fast_path *path_hook (fuse_thread_t *ft, const char *path);
+
+// The fast path's `list` as listing_fill's sink.
+struct native_listing {
+  struct tscryptfs_list_sink sink; // first: the hook gets a pointer to it
+  struct listing_fill fill;
+  fuse_thread_t *ft;
+  const char *path;
+  void *buf;
+  fuse_fill_dir_t filler;
+  uint64_t gen;
+  int started;
+};
+
+static void native_list_start (struct tscryptfs_list_sink *s, const char *cpath, const struct stat *keep) {
+  struct native_listing *nl = (struct native_listing *) s;
+  listing_start(&(nl->fill), nl->ft, nl->path, nl->buf, nl->filler, 0, nl->gen, cpath, strlen(cpath), keep);
+  nl->started = 1;
+}
+
+static int native_list_entry (struct tscryptfs_list_sink *s, const char *name, size_t len, const struct stat *st, int flags, const char *disk) {
+  struct native_listing *nl = (struct native_listing *) s;
+  return listing_entry(&(nl->fill), name, len, st, flags, disk);
+}
+
+// A READDIR at offset 0 whose listing the binding has a holding copy of
+// is answered from it (kept_copy_fill); else one the fast path's `list`
+// can read is answered on this thread (path_hook; with the attribute
+// cache on, as JS hands over packed listings only then); any other goes
+// to JS.
+static int fuse_native_readdir_fast (const char *path, void *buf, fuse_fill_dir_t filler, off_t offset, struct fuse_file_info *info) {
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
-  if (offset == 0 && kept_copy_fill(ft, path, buf, filler)) return 0;
+  if (offset == 0 && ft->kept_copies != NULL && kept_copy_fill(ft, path, buf, filler)) return 0;
+  struct tscryptfs_fast_path *hook = path_hook(ft, path);
+  if (offset == 0 && hook != NULL && hook->list != NULL) {
+    struct native_listing nl = { { native_list_start, native_list_entry }, { 0 }, ft, path, buf, filler, attr_seq_now(ft), 0 };
+    if (nl.gen != 0) {
+      const int res = hook->list(hook->ctx, path, &(ft->dirs_gen), &(nl.sink));
+      if (nl.started) listing_end(&(nl.fill));
+      if (res != TSCRYPTFS_HOOK_PASS) return res;
+    }
+  }
   return fuse_native_readdir(path, buf, filler, offset, info);
 }
 
@@ -3402,7 +3486,7 @@ NAPI_METHOD(fuse_native_mount) {
   if (implemented[op_flush]) ops.flush = fuse_native_flush;
   if (implemented[op_fsync]) ops.fsync = fuse_native_fsync_fast;
   if (implemented[op_fsyncdir]) ops.fsyncdir = fuse_native_fsyncdir;
-  if (implemented[op_readdir]) ops.readdir = ft->kept_copies != NULL ? fuse_native_readdir_kept : fuse_native_readdir;
+  if (implemented[op_readdir]) ops.readdir = fuse_native_readdir_fast;
   if (implemented[op_readlink]) ops.readlink = fuse_native_readlink;
   if (implemented[op_chown]) ops.chown = fuse_native_chown_fast;
   if (implemented[op_chmod]) ops.chmod = fuse_native_chmod_fast;

@@ -15,7 +15,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#define TSCRYPTFS_FAST_PATH_MAGIC 0x54535244u   /* "TSRD": version 13, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open`, `release`, `rmdir`, `no_xattrs`, `create` and `fgetattr` */
+#define TSCRYPTFS_FAST_PATH_MAGIC 0x54535244u   /* "TSRD": version 15, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open`, `release`, `rmdir`, `no_xattrs`, `create`, `fgetattr`, `fsync` and `list` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -32,6 +32,29 @@ struct tscryptfs_attr_change {
 
 /* The hook's answer when it leaves a request to JavaScript. */
 #define TSCRYPTFS_HOOK_PASS 1
+
+/* An entry's flags in a listing, as src/vault/node-dir-ops.ts's LISTED_* give them. */
+#define TSCRYPTFS_LISTED_ATTRS 1     /* its attributes are what stat() gives (not so for symlinks) */
+#define TSCRYPTFS_LISTED_NO_XATTRS 2 /* it has no extended attributes at all */
+#define TSCRYPTFS_LISTED_LONG_NAME 4 /* its name on disk is a long name's */
+
+/* Where the hook `list` puts a listing: the binding's, called on the hook's thread. */
+struct tscryptfs_list_sink {
+    /*
+     * Called once, first: the listed directory's cipher path (as for
+     * `unlink`; "" for the cipher directory itself), and its attributes
+     * read before its names when the kernel may keep the listing until
+     * they change (else NULL).
+     */
+    void (*start)(struct tscryptfs_list_sink *s, const char *cpath, const struct stat *keep);
+    /*
+     * Then once per entry, "." and ".." first: its plaintext name (`len`
+     * bytes, NUL-terminated), its attributes (NULL when lstat failed),
+     * TSCRYPTFS_LISTED_* flags and its name on disk. Returns nonzero when
+     * the reply is full: the hook stops there.
+     */
+    int (*entry)(struct tscryptfs_list_sink *s, const char *name, size_t len, const struct stat *st, int flags, const char *disk);
+};
 
 /* The mount's native fast path: each hook is called for its kind of request before it goes to JavaScript. */
 struct tscryptfs_fast_path {
@@ -160,6 +183,16 @@ struct tscryptfs_fast_path {
      * JavaScript answer.
      */
     int (*fsync)(void *ctx, uint64_t fh, int datasync);
+    /*
+     * Called for a READDIR from offset 0 of plaintext directory `path`,
+     * before it goes to JavaScript: lists it as src/vault/node-dir-ops.ts's
+     * readdirPacked does, with "." and ".." in front as
+     * src/fuse/dot-entries.ts puts them, into `sink`. Returns 0 when the
+     * sink got the listing, or TSCRYPTFS_HOOK_PASS (the sink untouched):
+     * let JavaScript answer (a name that does not decrypt, a long name
+     * whose .name file does not match, a walk that would pass, any error).
+     */
+    int (*list)(void *ctx, const char *path, const uint64_t *dirs_gen, struct tscryptfs_list_sink *sink);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

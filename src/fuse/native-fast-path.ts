@@ -49,6 +49,12 @@
  *   or fdatasync(2) of any registered handle's descriptor, so that an
  *   fsync neither waits for the JS thread nor makes JS adopt a native
  *   handle (after which its fstats and release would reach JS too).
+ * - lists (list.c; twin readdirPacked in node-dir-ops.ts) with lookups: a
+ *   READDIR of a directory whose every name decrypts is read, decrypted
+ *   and stat'ed on the libfuse thread and handed to the binding as JS's
+ *   packed listing would be (attribute cache, kept listings); any other
+ *   goes to JS, which shows sync conflict copies and -badname names and
+ *   logs hidden ones. Off with -force_owner (JS shows another owner).
  * - The same walk tells the binding whether a listing the kernel keeps
  *   still holds (the hook's dir_stat; mount.ts, keptListings), and the
  *   cipher root answers statfs.
@@ -120,6 +126,9 @@ export interface NativeFastPath {
     /** FSYNCs of registered handles answered natively (an fsync of the handle's descriptor). */
     synced: number;
     syncsPassed: number;
+    /** READDIRs answered natively (the whole listing read and decrypted there). */
+    listed: number;
+    listsPassed: number;
   };
 }
 
@@ -136,6 +145,8 @@ export interface NativeFastPathOptions {
   opens: boolean;
   /** And creates (unless TSCRYPTFS_NATIVE_CREATE=0), where opens and writes are native. */
   creates: boolean;
+  /** And listings (unless TSCRYPTFS_NATIVE_LIST=0), where lookups are native. */
+  lists: boolean;
 }
 
 const halves = (ino: bigint): [number, number] => [Number(ino & 0xffffffffn), Number(ino >> 32n)];
@@ -159,6 +170,7 @@ export function nativeFastPathSwitches(env: NodeJS.ProcessEnv = process.env): Re
     opens,
     creates: opens && writes && envSwitch('TSCRYPTFS_NATIVE_CREATE', env),
     fsyncs: reads && envSwitch('TSCRYPTFS_NATIVE_FSYNC', env),
+    lists: lookups && envSwitch('TSCRYPTFS_NATIVE_LIST', env),
   };
 }
 
@@ -188,6 +200,7 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
   const opens = names !== null && o.opens && on.opens;
   const writes = o.writes && on.writes;
   const creates = opens && writes && o.creates && on.creates;
+  const lists = names !== null && o.lists && on.lists;
   const unlinks = o.unlinks && on.unlinks;
   const rmdirs = unlinks && on.rmdirs;
   try {
@@ -209,6 +222,7 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
       binding.useNames(fastPath, names.key, names.longNameMax, names.raw64);
       if (opens) binding.answerOpens(fastPath, true);
       if (creates) binding.answerCreates(fastPath, true);
+      if (lists) binding.answerLists(fastPath, true);
     }
   } finally {
     names?.key.fill(0);
@@ -247,8 +261,8 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
       else if (removed !== undefined) for (const c of removed) access.forgetCipherDirs(c);
     },
     stats() {
-      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, created, createsPassed, fstated, fstatsPassed, synced, syncsPassed] = binding.stats(fastPath);
-      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, created, createsPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, fstated, fstatsPassed, synced, syncsPassed };
+      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, created, createsPassed, fstated, fstatsPassed, synced, syncsPassed, listed, listsPassed] = binding.stats(fastPath);
+      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, created, createsPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, fstated, fstatsPassed, synced, syncsPassed, listed, listsPassed };
     },
   };
 }

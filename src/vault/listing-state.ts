@@ -12,6 +12,8 @@
  * So a listing is offered for keeping only when its directory's ctime lay
  * further in the past than that: 20 ms, or 2 s where the ctime and mtime
  * have no sub-second part (a coarse file system, as far as one can tell).
+ * Native twin, for listings the mount's fast path reads: keepable in
+ * native/fastpath/list.c.
  */
 import { STAT_WORDS } from '../util/stat-words.js';
 

@@ -203,7 +203,9 @@ export async function readdir(core: VaultCore, path: string): Promise<string[]> 
  * readdir with each entry's attributes, packed for a mount to hand to the
  * kernel with the listing (d_type, d_ino) and to its attribute cache: one
  * native call for the whole listing where the addon is built, else lstat
- * and listxattr per entry.
+ * and listxattr per entry. Native twin, for a mount's listings of
+ * directories whose names all decrypt: fp_list in native/fastpath/list.c
+ * (which also mirrors visible()'s hidden names).
  */
 export async function readdirPacked(core: VaultCore, path: string): Promise<PackedListing> {
   return withListing(core, path, async (dir, entries, before) => {
