@@ -165,3 +165,11 @@ int64_t content_shown_size(const struct content_key *k, int64_t size)
     if (rem > 0 && rem <= (int64_t)overhead) size += (int64_t)overhead + 1 - rem; /* a too short last block counts as one byte */
     return content_plain_size(size, cbs, overhead);
 }
+
+int content_is_hole(const uint8_t *blk, size_t blen, size_t cbs)
+{
+    if (blen != cbs) return 0;
+    uint8_t acc = 0;
+    for (size_t i = 0; i < blen; i++) acc |= blk[i];
+    return acc == 0;
+}

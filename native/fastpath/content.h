@@ -96,6 +96,12 @@ void content_block_aad(uint8_t *aad, uint64_t b, const uint8_t *id);
  */
 int content_open_block(const struct content_key *k, struct content_thread *t, const uint8_t *blk, size_t plen, const uint8_t *aad,
                        uint8_t *dst);
+/*
+ * Whether a block that does not open is a hole: a whole block (`blen` =
+ * `cbs` bytes) of zeros, left by a write past the end, which stands for a
+ * block of zeros (twin: ContentCipher.openBlock in src/content/content-cipher.ts).
+ */
+int content_is_hole(const uint8_t *blk, size_t blen, size_t cbs);
 /* Seals plen bytes of m under `nonce` (already in place) into sealed and tag; 0 on failure. */
 int content_seal_block(const struct content_key *k, struct content_thread *t, const uint8_t *nonce, const uint8_t *aad, const uint8_t *m,
                        size_t plen, uint8_t *sealed, uint8_t *tag);

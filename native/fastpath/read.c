@@ -38,13 +38,6 @@ static int pass(struct fast_path *p)
     return -1;
 }
 
-static int all_zero(const uint8_t *b, size_t n)
-{
-    uint8_t acc = 0;
-    for (size_t i = 0; i < n; i++) acc |= b[i];
-    return acc == 0;
-}
-
 /* The read, its blocks opened into buf. */
 static int read_blocks(struct fast_path *p, uint64_t fh, char *buf, size_t len, int64_t off)
 {
@@ -82,8 +75,7 @@ static int read_blocks(struct fast_path *p, uint64_t fh, char *buf, size_t len, 
             const int whole = from == bstart && to == bstart + plen;
             uint8_t *dst = whole ? (uint8_t *)buf + (bstart - (uint64_t)off) : t->part;
             if (!content_open_block(k, t, blk, plen, aad, dst)) {
-                /* a hole: a whole block of zeros reads as zeros (twin: ContentCipher.openBlock in src/content/content-cipher.ts) */
-                if (blen != cbs || !all_zero(blk, cbs)) return pass(p);
+                if (!content_is_hole(blk, blen, cbs)) return pass(p);
                 memset(dst, 0, plen);
             }
             if (!whole && to > from) memcpy(buf + (from - (uint64_t)off), t->part + (from - bstart), to - from);

@@ -7,16 +7,19 @@
  * What happens here is what src/vault/file-content.ts's writeContent does
  * (Documentation/format.md §6.1-§6.4): a file without a header gets a fresh
  * one (a new random file ID), blocks only partly covered by the write are
- * read, opened and merged (read-modify-write), every block covered is
- * sealed with a fresh random nonce and its block number and file ID as
- * associated data, the space is reserved with fallocate(KEEP_SIZE) and the
- * blocks are written with one pwrite. The case that needs more goes to
- * JavaScript untouched: a write past the end (holes), a file shorter than
- * its header or with a last block too short, a block that does not open
- * (tampering, a hole's all-zero block), a handle opened O_APPEND, a failed
- * preallocation (JS reports it: ENOSPC, or the warning that fallocate is
- * missing), and with preallocation off a write that grows the file (JS
- * undoes the growth when the disk is full).
+ * read, opened and merged (read-modify-write; a hole's all-zero block is a
+ * block of zeros), every block covered is sealed with a fresh random nonce
+ * and its block number and file ID as associated data, the space is
+ * reserved with fallocate(KEEP_SIZE) and the blocks are written with one
+ * pwrite. A write that starts in a block past the file's last one first
+ * pads that last block with zeros to a whole block (re-sealed), and leaves
+ * the blocks between as holes, as writeContent does; dbench writes most new
+ * files from an offset past 0. The case that needs more goes to JavaScript
+ * untouched: a file shorter than its header or with a last block too
+ * short, a block that does not open (tampering), a handle opened O_APPEND,
+ * a failed preallocation (JS reports it: ENOSPC, or the warning that
+ * fallocate is missing), and with preallocation off a write that grows
+ * the file (JS undoes the growth when the disk is full).
  *
  * JavaScript and this code never change one file at once: the file's
  * `owner` word (fences.h) is taken with a compare-and-swap before anything
@@ -48,7 +51,14 @@ static int pwrite_full(int fd, const uint8_t *buf, size_t len, off_t off)
     return 0;
 }
 
-/* The plaintext of block `b` into dst (room for BLOCK bytes); 0 when it cannot be had here (past the end, too short, does not open). */
+/* Room for one sealed block: the largest nonce (AEGIS-256X2's 32 bytes) and tag. */
+#define CBS_MAX (BLOCK + 32 + AEAD_TAG)
+
+/*
+ * The plaintext of block `b` into dst (room for BLOCK bytes), its cipher
+ * bytes left in t->buf; 0 when it cannot be had here (past the end, too
+ * short, does not open).
+ */
 static int old_block(const struct content_key *k, struct content_thread *t, int fd, uint64_t b, const uint8_t *id, int64_t csize, uint8_t *dst)
 {
     const size_t overhead = k->nonce + AEAD_TAG, cbs = BLOCK + overhead;
@@ -58,7 +68,25 @@ static int old_block(const struct content_key *k, struct content_thread *t, int 
     if (clen <= overhead || !content_pread_full(fd, t->buf, clen, (off_t)coff)) return 0;
     uint8_t aad[AAD_LEN];
     content_block_aad(aad, b, id);
-    return content_open_block(k, t, t->buf, clen - overhead, aad, dst);
+    if (content_open_block(k, t, t->buf, clen - overhead, aad, dst)) return 1;
+    if (!content_is_hole(t->buf, clen, cbs)) return 0;
+    memset(dst, 0, BLOCK);
+    return 1;
+}
+
+/* Undoes a write that failed after the file grew: back to no header, or to the old last block and size. */
+static void undo_growth(int fd, int fresh, int64_t csize, int64_t plain, const uint8_t *old_last, size_t old_last_len, off_t old_last_off)
+{
+    struct stat st;
+    if (fresh) {
+        (void)!ftruncate(fd, 0);
+    } else if (old_last_len > 0) {
+        /* the padded last block back as it was (its old cipher bytes), then the old size */
+        if (pwrite_full(fd, old_last, old_last_len, old_last_off) == 0) (void)!ftruncate(fd, (off_t)csize);
+    } else if (plain % BLOCK == 0 && fstat(fd, &st) == 0 && st.st_size > csize) {
+        /* as undoGrowth: the old size, when the old last block was whole (and so untouched) */
+        (void)!ftruncate(fd, (off_t)csize);
+    }
 }
 
 /* The write, with the file's owner word held and its fences open. */
@@ -66,34 +94,57 @@ static int write_held(struct fast_path *p, int fd, const uint8_t *data, size_t l
 {
     const struct content_key *k = &p->key;
     const size_t overhead = k->nonce + AEAD_TAG, cbs = BLOCK + overhead;
+    if (cbs > CBS_MAX) return TSCRYPTFS_HOOK_PASS;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return TSCRYPTFS_HOOK_PASS;
     const int64_t csize = st.st_size;
     const int fresh = csize == 0;
     uint8_t id[ID_LEN];
     int64_t plain = 0;
-    if (fresh) {
-        if (off != 0) return TSCRYPTFS_HOOK_PASS;
-    } else {
-        if (csize <= HEADER || (plain = content_plain_size(csize, cbs, overhead)) < 0 || !content_file_id(fd, id)) return TSCRYPTFS_HOOK_PASS;
-    }
-    if (off > plain) return TSCRYPTFS_HOOK_PASS; /* holes: JavaScript pads the last block */
+    if (!fresh && (csize <= HEADER || (plain = content_plain_size(csize, cbs, overhead)) < 0 || !content_file_id(fd, id)))
+        return TSCRYPTFS_HOOK_PASS;
     const int prealloc = fp_on(&p->prealloc);
     const uint64_t wend = (uint64_t)off + len;
     if (!prealloc && wend > (uint64_t)plain) return TSCRYPTFS_HOOK_PASS;
 
     /* The blocks [first, last] cover plaintext [start, end): the write, and what it keeps of partly covered blocks. */
     const uint64_t first = (uint64_t)off / BLOCK, last = (wend - 1) / BLOCK, start = first * BLOCK;
-    const uint64_t keep = (uint64_t)plain < (last + 1) * BLOCK ? (uint64_t)plain : (last + 1) * BLOCK;
+    /* Past the last block: that block is padded to a whole one first (zeroPadLastBlock), those between stay holes. */
+    const int past = first > (uint64_t)plain / BLOCK;
+    const int pad = past && plain % BLOCK != 0;
+    const uint64_t size = past ? ((uint64_t)plain + BLOCK - 1) / BLOCK * BLOCK : (uint64_t)plain;
+    const uint64_t keep = size < (last + 1) * BLOCK ? size : (last + 1) * BLOCK;
     const uint64_t end = wend > keep ? wend : keep;
     const size_t nblocks = (size_t)(last - first + 1);
-    const size_t outlen = (fresh ? HEADER : 0) + (size_t)(end - start) + nblocks * overhead;
+    /* A new file's header goes in front of its blocks when they start at block 0, else on its own. */
+    const int header_in_front = fresh && first == 0;
+    const size_t outlen = (header_in_front ? HEADER : 0) + (size_t)(end - start) + nblocks * overhead;
     struct content_thread *t = content_thread(k, cbs);
     if (!t || !content_sealing(k, t) || !content_grow(&t->plain, &t->plain_cap, nblocks * BLOCK) || !content_grow(&t->out, &t->out_cap, outlen))
         return TSCRYPTFS_HOOK_PASS;
     /* A new file's ID comes from the thread's nonce pool, as src/content/header.ts's does from JS's. */
     if (fresh && !content_nonce(t, id, ID_LEN)) return TSCRYPTFS_HOOK_PASS;
-    if ((uint64_t)off > start && !old_block(k, t, fd, first, id, csize, t->plain)) return TSCRYPTFS_HOOK_PASS;
+    uint8_t aad[AAD_LEN];
+
+    /* The old last block's cipher bytes (to undo) and the padded block sealed. */
+    uint8_t old_last[CBS_MAX], padded[CBS_MAX];
+    size_t old_last_len = 0;
+    const off_t pad_off = (off_t)(HEADER + (uint64_t)plain / BLOCK * cbs);
+    if (pad) {
+        const uint64_t b = (uint64_t)plain / BLOCK;
+        if (!old_block(k, t, fd, b, id, csize, t->plain)) return TSCRYPTFS_HOOK_PASS;
+        old_last_len = (size_t)(csize - pad_off);
+        memcpy(old_last, t->buf, old_last_len);
+        memset(t->plain + plain % BLOCK, 0, BLOCK - (size_t)(plain % BLOCK));
+        content_block_aad(aad, b, id);
+        if (!content_nonce(t, padded, k->nonce) ||
+            !content_seal_block(k, t, padded, aad, t->plain, BLOCK, padded + k->nonce, padded + k->nonce + BLOCK))
+            return TSCRYPTFS_HOOK_PASS;
+    }
+
+    /* Before the write in its first block: the old bytes there, zeros past them (a write past the end). */
+    memset(t->plain, 0, (size_t)((uint64_t)off - start));
+    if ((uint64_t)off > start && start < size && !old_block(k, t, fd, first, id, csize, t->plain)) return TSCRYPTFS_HOOK_PASS;
     if (wend % BLOCK != 0 && wend < end && (last != first || (uint64_t)off == start) &&
         !old_block(k, t, fd, last, id, csize, t->plain + (last - first) * BLOCK))
         return TSCRYPTFS_HOOK_PASS;
@@ -101,13 +152,14 @@ static int write_held(struct fast_path *p, int fd, const uint8_t *data, size_t l
 
     uint8_t *out = t->out;
     size_t o = 0;
-    if (fresh) {
-        out[0] = 0;
-        out[1] = TSCRYPTFS_HEADER_VERSION;
-        memcpy(out + 2, id, ID_LEN);
+    uint8_t header[HEADER];
+    header[0] = 0;
+    header[1] = TSCRYPTFS_HEADER_VERSION;
+    memcpy(header + 2, id, ID_LEN);
+    if (header_in_front) {
+        memcpy(out, header, HEADER);
         o = HEADER;
     }
-    uint8_t aad[AAD_LEN];
     for (uint64_t b = first; b <= last; b++) {
         const uint64_t bstart = b * BLOCK;
         const size_t plen = end - bstart < BLOCK ? (size_t)(end - bstart) : BLOCK;
@@ -119,18 +171,18 @@ static int write_held(struct fast_path *p, int fd, const uint8_t *data, size_t l
     }
     OPENSSL_cleanse(t->plain, (size_t)(end - start));
 
-    const off_t coff = fresh ? 0 : (off_t)(HEADER + first * cbs);
-    if (prealloc && fallocate(fd, FALLOC_FL_KEEP_SIZE, coff, (off_t)o) != 0) {
+    const off_t coff = header_in_front ? 0 : (off_t)(HEADER + first * cbs);
+    if (prealloc && (fallocate(fd, FALLOC_FL_KEEP_SIZE, coff, (off_t)o) != 0 || (fresh && !header_in_front && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, HEADER) != 0) ||
+                     (pad && fallocate(fd, FALLOC_FL_KEEP_SIZE, pad_off, (off_t)cbs) != 0))) {
         /* JavaScript reserves again and reports: ENOSPC, or the one warning that fallocate is missing. */
         if (errno == EOPNOTSUPP || errno == ENOSYS) __atomic_store_n(&p->prealloc, 0, __ATOMIC_RELEASE);
         return TSCRYPTFS_HOOK_PASS;
     }
-    const int res = pwrite_full(fd, out, o, coff);
-    if (res != 0) {
-        /* As undoGrowth: back to no header, or to the old size when its last block was whole (and so untouched). */
-        if (fresh) (void)!ftruncate(fd, 0);
-        else if (plain % BLOCK == 0 && fstat(fd, &st) == 0 && st.st_size > csize) (void)!ftruncate(fd, (off_t)csize);
-    }
+    int res = 0;
+    if (fresh && !header_in_front) res = pwrite_full(fd, header, HEADER, 0);
+    if (res == 0 && pad) res = pwrite_full(fd, padded, cbs, pad_off);
+    if (res == 0) res = pwrite_full(fd, out, o, coff);
+    if (res != 0) undo_growth(fd, fresh, csize, plain, old_last, old_last_len, pad_off);
     return res;
 }
 

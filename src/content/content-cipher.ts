@@ -57,8 +57,9 @@ export class ContentCipher {
 
   /**
    * Decrypts one cipher block. A full-size all-zero block is a hole and
-   * reads as 4096 zero bytes. Throws BlockError on anything else that
-   * does not authenticate.
+   * reads as 4096 zero bytes (native twin, for a mount's reads and writes:
+   * content_is_hole in native/fastpath/content.c). Throws BlockError on
+   * anything else that does not authenticate.
    */
   openBlock(n: number, fileId: Uint8Array, block: Uint8Array): Uint8Array {
     const { cipherBlockSize } = this.layout;

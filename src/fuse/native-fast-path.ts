@@ -18,9 +18,9 @@
  *   owner than the cipher file's) and on read-only mounts.
  * - writes (write.c; twin writeContent): header of an empty file,
  *   read-modify-write of partly covered blocks, sealing, preallocation and
- *   one pwrite; a write past the end, a block that does not open, a failed
- *   preallocation and (with -noprealloc) a write that grows the file go to
- *   JS. JS and the fast path share each file's owner word
+ *   one pwrite, a write past the end padding the last block and leaving
+ *   holes; a block that does not open, a failed preallocation and (with
+ *   -noprealloc) a write that grows the file go to JS. JS and the fast path share each file's owner word
  *   (src/vault/write-fences.ts), so they never change one file at once.
  *   Off on read-only mounts.
  * - unlinks (remove.c; twin unlink in node-links.ts): the binding's
