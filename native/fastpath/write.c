@@ -89,6 +89,13 @@ static void undo_growth(int fd, int fresh, int64_t csize, int64_t plain, const u
     }
 }
 
+/* Leaves the write to JavaScript once plaintext is in the thread's buffer: its `nblocks` blocks are wiped first. */
+static int pass_cleansed(struct content_thread *t, size_t nblocks)
+{
+    OPENSSL_cleanse(t->plain, nblocks * BLOCK);
+    return TSCRYPTFS_HOOK_PASS;
+}
+
 /* The write, with the file's owner word held and its fences open. */
 static int write_held(struct fast_path *p, int fd, const uint8_t *data, size_t len, int64_t off)
 {
@@ -132,22 +139,22 @@ static int write_held(struct fast_path *p, int fd, const uint8_t *data, size_t l
     const off_t pad_off = (off_t)(HEADER + (uint64_t)plain / BLOCK * cbs);
     if (pad) {
         const uint64_t b = (uint64_t)plain / BLOCK;
-        if (!old_block(k, t, fd, b, id, csize, t->plain)) return TSCRYPTFS_HOOK_PASS;
+        if (!old_block(k, t, fd, b, id, csize, t->plain)) return pass_cleansed(t, nblocks);
         old_last_len = (size_t)(csize - pad_off);
         memcpy(old_last, t->buf, old_last_len);
         memset(t->plain + plain % BLOCK, 0, BLOCK - (size_t)(plain % BLOCK));
         content_block_aad(aad, b, id);
         if (!content_nonce(t, padded, k->nonce) ||
             !content_seal_block(k, t, padded, aad, t->plain, BLOCK, padded + k->nonce, padded + k->nonce + BLOCK))
-            return TSCRYPTFS_HOOK_PASS;
+            return pass_cleansed(t, nblocks);
     }
 
     /* Before the write in its first block: the old bytes there, zeros past them (a write past the end). */
     memset(t->plain, 0, (size_t)((uint64_t)off - start));
-    if ((uint64_t)off > start && start < size && !old_block(k, t, fd, first, id, csize, t->plain)) return TSCRYPTFS_HOOK_PASS;
+    if ((uint64_t)off > start && start < size && !old_block(k, t, fd, first, id, csize, t->plain)) return pass_cleansed(t, nblocks);
     if (wend % BLOCK != 0 && wend < end && (last != first || (uint64_t)off == start) &&
         !old_block(k, t, fd, last, id, csize, t->plain + (last - first) * BLOCK))
-        return TSCRYPTFS_HOOK_PASS;
+        return pass_cleansed(t, nblocks);
     memcpy(t->plain + ((uint64_t)off - start), data, len);
 
     uint8_t *out = t->out;
@@ -164,12 +171,13 @@ static int write_held(struct fast_path *p, int fd, const uint8_t *data, size_t l
         const uint64_t bstart = b * BLOCK;
         const size_t plen = end - bstart < BLOCK ? (size_t)(end - bstart) : BLOCK;
         uint8_t *nonce = out + o, *sealed = nonce + k->nonce, *tag = sealed + plen;
-        if (!content_nonce(t, nonce, k->nonce)) return TSCRYPTFS_HOOK_PASS;
+        if (!content_nonce(t, nonce, k->nonce)) return pass_cleansed(t, nblocks);
         content_block_aad(aad, b, id);
-        if (!content_seal_block(k, t, nonce, aad, t->plain + (bstart - start), plen, sealed, tag)) return TSCRYPTFS_HOOK_PASS;
+        if (!content_seal_block(k, t, nonce, aad, t->plain + (bstart - start), plen, sealed, tag)) return pass_cleansed(t, nblocks);
         o += k->nonce + plen + AEAD_TAG;
     }
-    OPENSSL_cleanse(t->plain, (size_t)(end - start));
+    /* All the plaintext this write put there: its blocks, and a padded block's whole, which may be longer. */
+    OPENSSL_cleanse(t->plain, nblocks * BLOCK);
 
     const off_t coff = header_in_front ? 0 : (off_t)(HEADER + first * cbs);
     if (prealloc && (fallocate(fd, FALLOC_FL_KEEP_SIZE, coff, (off_t)o) != 0 || (fresh && !header_in_front && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, HEADER) != 0) ||
