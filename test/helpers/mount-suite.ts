@@ -164,6 +164,16 @@ export async function withCallCounts<R>(
   return [r, JSON.parse(await fsp.readFile(stats, 'utf8')) as Record<string, number>];
 }
 
+/**
+ * withCallCounts in `dir`'s temporary directory, with the mount's
+ * environment and flags as arguments: how the tests of the native fast
+ * path count which requests reached JS.
+ */
+export function callCounter(dir: { readonly tmp: string }) {
+  return <R>(label: string, cipherdir: string, env: Record<string, string>, fn: (mnt: string) => Promise<R>, flags: string[] = []): Promise<[R, Record<string, number>]> =>
+    withCallCounts(dir.tmp, label, cipherdir, { env, flags }, fn);
+}
+
 /** gocryptfs -fsck on an unmounted cipher directory must be clean. */
 export async function assertFsckClean(cipherdir: string): Promise<void> {
   const r = await gocryptfsFsck(cipherdir);

@@ -26,7 +26,7 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { initCipherdir, mountImpl, run, sleep, unmountAndReap, withMount } from '../helpers/mount.js';
-import { assertFsckClean, MOUNT_IMPL, py, useMountTmp, withCallCounts } from '../helpers/mount-suite.js';
+import { assertFsckClean, callCounter, MOUNT_IMPL, py, useMountTmp } from '../helpers/mount-suite.js';
 import { NATIVE } from '../helpers/native-paths.js';
 import { needs } from '../helpers/requirements.js';
 
@@ -34,8 +34,7 @@ const dir = useMountTmp('kept-copies');
 const T = { timeout: 180_000, ...needs('mount', 'python3'), skip: MOUNT_IMPL !== 'tscryptfs' ? 'call counts exist only for tscryptfs' : undefined };
 const withGocryptfs = { ...T, ...needs('mount', 'python3', 'gocryptfs') };
 
-const counted = <R>(label: string, cipherdir: string, env: Record<string, string>, fn: (mnt: string) => Promise<R>): Promise<[R, Record<string, number>]> =>
-  withCallCounts(dir.tmp, label, cipherdir, { env }, fn);
+const counted = callCounter(dir);
 
 /** The listings read from the cipher directory, by JS or natively (neither counts one answered from a copy). */
 const listings = (c: Record<string, number>): number => (c['readdir'] ?? 0) + (c['nativeList'] ?? 0);

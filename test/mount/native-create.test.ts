@@ -27,7 +27,7 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { initCipherdir, withMount } from '../helpers/mount.js';
-import { assertFsckClean, cipherPathOf, MOUNT_IMPL, py, useMountTmp, withCallCounts } from '../helpers/mount-suite.js';
+import { assertFsckClean, callCounter, cipherPathOf, MOUNT_IMPL, py, useMountTmp } from '../helpers/mount-suite.js';
 import { A, openForOthers, pyAs } from '../helpers/multiuser.js';
 import { NATIVE } from '../helpers/native-paths.js';
 import { needs } from '../helpers/requirements.js';
@@ -37,8 +37,7 @@ const T = { timeout: 180_000, ...needs('mount', 'python3') };
 const tsOnly = { ...T, skip: MOUNT_IMPL !== 'tscryptfs' ? 'call counts exist only for tscryptfs' : T.skip };
 const withGocryptfs = { ...tsOnly, ...needs('mount', 'python3', 'gocryptfs') };
 
-const counted = <R>(label: string, cipherdir: string, env: Record<string, string>, fn: (mnt: string) => Promise<R>, flags: string[] = []): Promise<[R, Record<string, number>]> =>
-  withCallCounts(dir.tmp, label, cipherdir, { env, flags }, fn);
+const counted = callCounter(dir);
 
 const LONG = 'l'.repeat(200);
 const SIZES = [0, 1, 4095, 4096, 4097, 8192, 100_000, 300_001];

@@ -30,7 +30,7 @@ import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { initCipherdir, withMount } from '../helpers/mount.js';
-import { assertFsckClean, cipherPathOf, MOUNT_IMPL, py, useMountTmp, withCallCounts } from '../helpers/mount-suite.js';
+import { assertFsckClean, callCounter, cipherPathOf, MOUNT_IMPL, py, useMountTmp } from '../helpers/mount-suite.js';
 import { NATIVE } from '../helpers/native-paths.js';
 import { prng } from '../helpers/tree.js';
 import { needs } from '../helpers/requirements.js';
@@ -41,8 +41,7 @@ const tsOnly = { ...T, skip: MOUNT_IMPL !== 'tscryptfs' ? 'call counts exist onl
 const withGocryptfs = { ...tsOnly, ...needs('mount', 'python3', 'gocryptfs') };
 
 /** Mounts `cipherdir` with `env` set, runs `fn`, and returns its result and the call counts of the mount. */
-const counted = <R>(label: string, cipherdir: string, env: Record<string, string>, fn: (mnt: string) => Promise<R>): Promise<[R, Record<string, number>]> =>
-  withCallCounts(dir.tmp, label, cipherdir, { env }, fn);
+const counted = callCounter(dir);
 
 const LONG = 'l'.repeat(200);
 const DEEP = 'd1/d2/d3/d4/d5/d6';

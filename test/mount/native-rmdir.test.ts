@@ -20,7 +20,7 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { initCipherdir, run, sleep, withMount } from '../helpers/mount.js';
-import { assertFsckClean, cipherPathOf, MOUNT_IMPL, py, rejectsWith, useMountTmp, withCallCounts } from '../helpers/mount-suite.js';
+import { assertFsckClean, callCounter, cipherPathOf, MOUNT_IMPL, py, rejectsWith, useMountTmp } from '../helpers/mount-suite.js';
 import { native, NATIVE } from '../helpers/native-paths.js';
 import { needs } from '../helpers/requirements.js';
 
@@ -28,8 +28,7 @@ const dir = useMountTmp('native-rmdir');
 const T = { timeout: 180_000, ...needs('mount', 'python3'), skip: MOUNT_IMPL !== 'tscryptfs' ? 'call counts exist only for tscryptfs' : undefined };
 const withGocryptfs = { ...T, ...needs('mount', 'python3', 'gocryptfs') };
 
-const counted = <R>(label: string, cipherdir: string, env: Record<string, string>, fn: (mnt: string) => Promise<R>): Promise<[R, Record<string, number>]> =>
-  withCallCounts(dir.tmp, label, cipherdir, { env }, fn);
+const counted = callCounter(dir);
 
 const LONG = 'D'.repeat(200);
 const DIRS = ['t', 't/a', 't/a/b', 't/a/b/c', `t/${LONG}`, `t/${LONG}/in`, 't/é€😀', 't/日本語', 't/empty', 't/links'];
