@@ -62,6 +62,7 @@
         "fastpath/open.c",
         "fastpath/remove.c",
         "fastpath/list.c",
+        "fastpath/rename.c",
         "fastpath/content.c",
         "fastpath/handles.c",
         "fastpath/fences.c",

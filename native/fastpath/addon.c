@@ -120,6 +120,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     p->hook.fgetattr = fp_fgetattr;
     p->hook.fsync = fp_fsync;
     p->hook.list = fp_list;
+    p->hook.rename = fp_rename;
     if (napi_create_external(env, p, fp_finalize, ref, &ext) != napi_ok) {
         fp_finalize(env, p, ref);
         return NULL;
@@ -283,6 +284,12 @@ static napi_value js_answer_lists(napi_env env, napi_callback_info info)
     return answer_switch(env, info, offsetof(struct fast_path, lists), "answerLists(fastPath, on): bad argument");
 }
 
+/* answerRenames(fastPath, on): whether the hook `rename` answers (with lookups on). */
+static napi_value js_answer_renames(napi_env env, napi_callback_info info)
+{
+    return answer_switch(env, info, offsetof(struct fast_path, renames), "answerRenames(fastPath, on): bad argument");
+}
+
 /*
  * answerRmdirs(fastPath, on, dirIVs): whether the hook `rmdir` answers
  * (with unlinks on, useCipherRoot); the caller then takes the log of what
@@ -422,7 +429,8 @@ static napi_value js_take_removed_dirs(napi_env env, napi_callback_info info)
  * opens answered natively, opens passed on, rmdirs answered natively, rmdirs passed on,
  * getxattr and listxattr answered natively (no_xattrs), those passed on,
  * creates answered natively, creates passed on, fstats of owned handles answered natively, those passed on,
- * fsyncs answered natively, those passed on, listings answered natively, those passed on]
+ * fsyncs answered natively, those passed on, listings answered natively, those passed on,
+ * renames answered natively, those passed on]
  */
 static napi_value js_stats(napi_env env, napi_callback_info info)
 {
@@ -434,7 +442,8 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
                                 &p->looked_up.passed,  &p->opened.answered, &p->opened.passed,         &p->rmdired.answered,
                                 &p->rmdired.passed,    &p->xattrs_none.answered, &p->xattrs_none.passed,
                                 &p->created.answered,  &p->created.passed, &p->fstated.answered, &p->fstated.passed,
-                                &p->synced.answered,   &p->synced.passed, &p->listed.answered, &p->listed.passed};
+                                &p->synced.answered,   &p->synced.passed, &p->listed.answered, &p->listed.passed,
+                                &p->renamed.answered,  &p->renamed.passed};
     const size_t n = sizeof counts / sizeof counts[0];
     if (napi_create_array_with_length(env, n, &out) != napi_ok) return NULL;
     for (size_t i = 0; i < n; i++)
@@ -524,6 +533,7 @@ NAPI_MODULE_INIT()
                {"answerCreates", js_answer_creates},
                {"answerFsyncs", js_answer_fsyncs},
                {"answerLists", js_answer_lists},
+               {"answerRenames", js_answer_renames},
                {"answerRmdirs", js_answer_rmdirs},
                {"claimSlot", js_claim_slot},
                {"releaseSlot", js_release_slot},

@@ -17,7 +17,7 @@
  * The hooks use them and never each other:
  *   read.c (read, attr), write.c (write), lookup.c (lookup, no_xattrs,
  *   dirs_changed, dir_stat, statfs), open.c (open, create, fgetattr, fsync, release), remove.c (unlink,
- *   rmdir), list.c (list).
+ *   rmdir), list.c (list), rename.c (rename).
  * addon.c, the top, is the Node-API face that makes a fast path and turns
  * its hooks on.
  */
@@ -46,9 +46,9 @@ struct fast_path {
     struct walk walk;
     struct removed removed;
     /* Which hooks answer (each off until addon.c turns it on; read always answers). */
-    int attrs, writes, prealloc, unlinks, lookups, opens, creates, rmdirs, fsyncs, lists;
+    int attrs, writes, prealloc, unlinks, lookups, opens, creates, rmdirs, fsyncs, lists, renames;
     int rmdir_ivs; /* directories have a gocryptfs.diriv */
-    struct hook_count reads, attr_changes, written, unlinked, looked_up, opened, created, rmdired, xattrs_none, fstated, synced, listed;
+    struct hook_count reads, attr_changes, written, unlinked, looked_up, opened, created, rmdired, xattrs_none, fstated, synced, listed, renamed;
 };
 
 /* Counts one request of `c` answered (returning `res`) or passed on (returning TSCRYPTFS_HOOK_PASS or -1). */
@@ -77,6 +77,7 @@ int fp_fsync(void *ctx, uint64_t fh, int datasync);
 int fp_unlink(void *ctx, const char *cpath, int long_name);
 int fp_rmdir(void *ctx, const char *cpath, int long_name);
 int fp_list(void *ctx, const char *path, const uint64_t *dirs_gen, struct tscryptfs_list_sink *sink);
+int fp_rename(void *ctx, const char *from, const char *to, const uint64_t *dirs_gen);
 
 /* Whether a hook is on (addon.c sets them with release stores). */
 static inline int fp_on(const int *flag) { return __atomic_load_n(flag, __ATOMIC_ACQUIRE); }

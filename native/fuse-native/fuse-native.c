@@ -2864,6 +2864,27 @@ FUSE_METHOD_VOID(rename, 7, 0, (const char *path, const char *dest), {
   napi_create_double(env, (double) l->offset, &(argv[8]));
 })
 
+// RENAME through the read hook's `rename` when it has one, for a
+// rename(2) without flags whose names are neither of libfuse's hidden ones:
+// the hook renames what is no directory (nothing a walk keeps moves). The
+// cache empties itself and voids the cipher paths listings gave
+// (attr_changing's names_gen), as for a rename JS answers. libfuse's
+// rename over an open target first hides it (a rename to .fuse_hidden*,
+// which JS answers); JS then turns the hook's lookups off, and so its
+// renames, until it has seen the second half (src/fuse/hidden-files.ts).
+static int fuse_native_rename_fast (const char *path, const char *dest) {
+  fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
+  struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);
+  if (hook != NULL && hook->rename != NULL && hl_req.rename_flags == 0 && !hl_req.rename_noop &&
+      !attr_hidden_name(path) && !attr_hidden_name(dest)) {
+    attr_changing(ft, op_rename, path);
+    int res = hook->rename(hook->ctx, path, dest, &(ft->dirs_gen));
+    attr_changed(ft, path, 0);
+    if (res != TSCRYPTFS_HOOK_PASS) return res;
+  }
+  return fuse_native_rename(path, dest);
+}
+
 FUSE_METHOD_VOID(link, 2, 0, (const char *path, const char *dest), {
   l->path = path;
   l->dest = dest;
@@ -3507,7 +3528,7 @@ NAPI_METHOD(fuse_native_mount) {
   if (implemented[op_create]) ops.create = fuse_native_create_fast;
   if (implemented[op_utimens]) ops.utimens = fuse_native_utimens_fast;
   if (implemented[op_unlink]) ops.unlink = fuse_native_unlink_fast;
-  if (implemented[op_rename]) ops.rename = fuse_native_rename;
+  if (implemented[op_rename]) ops.rename = fuse_native_rename_fast;
   if (implemented[op_link]) ops.link = fuse_native_link;
   if (implemented[op_symlink]) ops.symlink = fuse_native_symlink;
   if (implemented[op_mkdir]) ops.mkdir = fuse_native_mkdir;

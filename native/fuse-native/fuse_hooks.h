@@ -15,7 +15,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#define TSCRYPTFS_FAST_PATH_MAGIC 0x54535244u   /* "TSRD": version 15, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open`, `release`, `rmdir`, `no_xattrs`, `create`, `fgetattr`, `fsync` and `list` */
+#define TSCRYPTFS_FAST_PATH_MAGIC 0x54535244u   /* "TSRD": version 16, with `attr`, `write`, `unlink`, `dir_stat`, `statfs`, `lookup`, `dirs_changed`, `open`, `release`, `rmdir`, `no_xattrs`, `create`, `fgetattr`, `fsync`, `list` and `rename` */
 #define TSCRYPTFS_ASSIST_HOOK_MAGIC 0x54534148u /* "TSAH", version 1 */
 
 /* One of the attribute changes a SETATTR is made of, as libfuse2 splits it. */
@@ -193,6 +193,16 @@ struct tscryptfs_fast_path {
      * whose .name file does not match, a walk that would pass, any error).
      */
     int (*list)(void *ctx, const char *path, const uint64_t *dirs_gen, struct tscryptfs_list_sink *sink);
+    /*
+     * Called for a RENAME without flags from plaintext `from` to `to`,
+     * before it goes to JavaScript: renames the entry, found as for
+     * `lookup`, over whatever holds the name `to`, as
+     * src/vault/node-links.ts's rename does, when it is no directory and
+     * both its names on disk are short ones. Returns 0 when it was renamed,
+     * or TSCRYPTFS_HOOK_PASS (nothing changed): let JavaScript answer (a
+     * directory, a long name, a walk that would pass, any error).
+     */
+    int (*rename)(void *ctx, const char *from, const char *to, const uint64_t *dirs_gen);
 };
 
 /* Called between the polls of a libfuse thread waiting for JavaScript's answer. */

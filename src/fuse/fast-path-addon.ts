@@ -63,6 +63,8 @@ export interface FastPathBinding {
   answerFsyncs(fastPath: object, on: boolean): void;
   /** Whether the hook `list` answers READDIRs (after useNames). */
   answerLists(fastPath: object, on: boolean): void;
+  /** Whether the hook `rename` answers RENAMEs of files (after useNames). */
+  answerRenames(fastPath: object, on: boolean): void;
   /** The fence slot of the file with this device and inode (split in 32-bit halves), counted once more; -1 when none is free. */
   claimSlot(fastPath: object, dev: number, inoLow: number, inoHigh: number): number;
   /** Gives back what claimSlot took. */
@@ -94,9 +96,10 @@ export interface FastPathBinding {
    * opens answered natively, opens passed on to JS, rmdirs answered natively, rmdirs passed on to JS,
    * getxattr and listxattr of entries without extended attributes answered natively, those passed on to JS,
    * creates answered natively, creates passed on to JS, fstats of handles it opened answered natively, those passed on to JS,
-   * fsyncs answered natively, those passed on to JS, listings answered natively, those passed on to JS]
+   * fsyncs answered natively, those passed on to JS, listings answered natively, those passed on to JS,
+   * renames answered natively, those passed on to JS]
    */
-  stats(fastPath: object): [number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number];
+  stats(fastPath: object): [number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number];
 }
 
 /** Loaded once per process; null when unavailable (the file cannot change while we run). */

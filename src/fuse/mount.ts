@@ -151,7 +151,7 @@ export function fuseOptionList(o: MountOptions): string[] {
 }
 
 export async function mountVault(vault: Vault, mountpoint: string, o: MountOptions, log: Logger): Promise<Mounted> {
-  const reads = (o.nativeReads ?? true) ? createNativeFastPath(vault, { attrs: !o.forceOwner && !o.readOnly, writes: !o.readOnly, unlinks: !o.readOnly, lookups: !o.forceOwner, opens: !o.forceOwner, creates: !o.forceOwner && !o.readOnly, lists: !o.forceOwner }) : null;
+  const reads = (o.nativeReads ?? true) ? createNativeFastPath(vault, { attrs: !o.forceOwner && !o.readOnly, writes: !o.readOnly, unlinks: !o.readOnly, lookups: !o.forceOwner, opens: !o.forceOwner, creates: !o.forceOwner && !o.readOnly, lists: !o.forceOwner, renames: !o.readOnly }) : null;
   const operations = makeOperations(vault, { suid: o.suid ?? false, reads, backingLocks: o.backingLocks ?? false, ...(o.forceOwner && { forceOwner: o.forceOwner }) }, log);
   let opts = o;
   if ((o.keptListings ?? true) && !directoryTimesFollowChanges(vault.store)) {

@@ -55,6 +55,12 @@
  *   packed listing would be (attribute cache, kept listings); any other
  *   goes to JS, which shows sync conflict copies and -badname names and
  *   logs hidden ones. Off with -force_owner (JS shows another owner).
+ * - renames (rename.c; twin rename in node-links.ts) with lookups: a
+ *   RENAME without flags of anything but a directory, both names short,
+ *   found by the same walk; a directory (whose cached descendants the vault
+ *   and the walk must forget), a long name and any error go to JS. Off on
+ *   read-only mounts, and with lookups while libfuse's rename over an open
+ *   file is half done.
  * - The same walk tells the binding whether a listing the kernel keeps
  *   still holds (the hook's dir_stat; mount.ts, keptListings), and the
  *   cipher root answers statfs.
@@ -129,6 +135,9 @@ export interface NativeFastPath {
     /** READDIRs answered natively (the whole listing read and decrypted there). */
     listed: number;
     listsPassed: number;
+    /** RENAMEs answered natively (a renameat of a file). */
+    renamed: number;
+    renamesPassed: number;
   };
 }
 
@@ -147,6 +156,8 @@ export interface NativeFastPathOptions {
   creates: boolean;
   /** And listings (unless TSCRYPTFS_NATIVE_LIST=0), where lookups are native. */
   lists: boolean;
+  /** And renames of files (unless TSCRYPTFS_NATIVE_RENAME=0), where lookups are native. */
+  renames: boolean;
 }
 
 const halves = (ino: bigint): [number, number] => [Number(ino & 0xffffffffn), Number(ino >> 32n)];
@@ -171,6 +182,7 @@ export function nativeFastPathSwitches(env: NodeJS.ProcessEnv = process.env): Re
     creates: opens && writes && envSwitch('TSCRYPTFS_NATIVE_CREATE', env),
     fsyncs: reads && envSwitch('TSCRYPTFS_NATIVE_FSYNC', env),
     lists: lookups && envSwitch('TSCRYPTFS_NATIVE_LIST', env),
+    renames: lookups && envSwitch('TSCRYPTFS_NATIVE_RENAME', env),
   };
 }
 
@@ -201,6 +213,7 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
   const writes = o.writes && on.writes;
   const creates = opens && writes && o.creates && on.creates;
   const lists = names !== null && o.lists && on.lists;
+  const renames = names !== null && o.renames && on.renames;
   const unlinks = o.unlinks && on.unlinks;
   const rmdirs = unlinks && on.rmdirs;
   try {
@@ -223,6 +236,7 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
       if (opens) binding.answerOpens(fastPath, true);
       if (creates) binding.answerCreates(fastPath, true);
       if (lists) binding.answerLists(fastPath, true);
+      if (renames) binding.answerRenames(fastPath, true);
     }
   } finally {
     names?.key.fill(0);
@@ -261,8 +275,8 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
       else if (removed !== undefined) for (const c of removed) access.forgetCipherDirs(c);
     },
     stats() {
-      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, created, createsPassed, fstated, fstatsPassed, synced, syncsPassed, listed, listsPassed] = binding.stats(fastPath);
-      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, created, createsPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, fstated, fstatsPassed, synced, syncsPassed, listed, listsPassed };
+      const [served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, created, createsPassed, fstated, fstatsPassed, synced, syncsPassed, listed, listsPassed, renamed, renamesPassed] = binding.stats(fastPath);
+      return { served, passed, attrs, written, writesPassed, unlinked, unlinksPassed, lookedUp, lookupsPassed, opened, opensPassed, created, createsPassed, rmdired, rmdirsPassed, xattrsNone, xattrsNonePassed, fstated, fstatsPassed, synced, syncsPassed, listed, listsPassed, renamed, renamesPassed };
     },
   };
 }

@@ -168,7 +168,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   /** -idle: reads and attribute changes answered natively count as activity too. */
   const lastActivity = (): number => {
     const st = reads?.stats();
-    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp + st.opened + st.created + st.fstated + st.synced + st.rmdired + st.xattrsNone + st.listed : 0; // what the libfuse threads answered is activity too
+    const served = st ? st.served + st.attrs + st.written + st.unlinked + st.lookedUp + st.opened + st.created + st.fstated + st.synced + st.rmdired + st.xattrsNone + st.listed + st.renamed : 0; // what the libfuse threads answered is activity too
     if (served !== nativeSeen) {
       nativeSeen = served;
       calls.last = Date.now();
@@ -405,6 +405,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
       ...(st.fstated > 0 && { nativeFgetattr: st.fstated }),
       ...(st.synced > 0 && { nativeFsync: st.synced }),
       ...(st.listed > 0 && { nativeList: st.listed }),
+      ...(st.renamed > 0 && { nativeRename: st.renamed }),
       ...(st.rmdired > 0 && { nativeRmdir: st.rmdired }),
       ...(st.xattrsNone > 0 && { nativeXattrNone: st.xattrsNone }),
     };

@@ -55,6 +55,7 @@ export const SWITCHES = {
   TSCRYPTFS_NATIVE_CREATE: off('measurement', 'Answer creates of files in the native fast path.'),
   TSCRYPTFS_NATIVE_FSYNC: off('measurement', 'Answer fsyncs of open files in the native fast path.'),
   TSCRYPTFS_NATIVE_LIST: off('measurement', 'Answer listings of directories whose names all decrypt in the native fast path.'),
+  TSCRYPTFS_NATIVE_RENAME: off('measurement', 'Answer renames of files with short names in the native fast path.'),
   TSCRYPTFS_ASSIST: off('measurement', 'Let the libfuse thread seal part of a large write while JS seals the rest.'),
   TSCRYPTFS_CARRIED_ATTRS: off('measurement', 'Keep the attributes a reply carried, to answer the next GETATTR of that name in the binding.'),
   TSCRYPTFS_READDIRPLUS: off('measurement', 'Hand each listed name\'s entry to the kernel with the listing (READDIRPLUS).'),

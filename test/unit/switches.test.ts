@@ -76,18 +76,18 @@ test('a value a switch does not take gets one warning line, which names the defa
   assert.equal(switchNumber('TSCRYPTFS_QUIET_MS', bad), 5000);
 });
 
-test('the native fast path: READ and BATCH turn every part off, LOOKUP opens, creates and listings, OPEN creates, UNLINK rmdirs, WRITE creates', () => {
+test('the native fast path: READ and BATCH turn every part off, LOOKUP opens, creates, listings and renames, OPEN creates, UNLINK rmdirs, WRITE creates', () => {
   const all = nativeFastPathSwitches({});
   assert.ok(Object.values(all).every((v) => v), JSON.stringify(all));
   for (const off of ['TSCRYPTFS_NATIVE_READ', 'TSCRYPTFS_NATIVE_BATCH']) {
     const parts = nativeFastPathSwitches({ [off]: '0' });
     assert.ok(Object.values(parts).every((v) => !v), `${off}=0: ${JSON.stringify(parts)}`);
   }
-  assert.deepEqual(nativeFastPathSwitches({ TSCRYPTFS_NATIVE_LOOKUP: '0' }), { ...all, lookups: false, opens: false, creates: false, lists: false });
+  assert.deepEqual(nativeFastPathSwitches({ TSCRYPTFS_NATIVE_LOOKUP: '0' }), { ...all, lookups: false, opens: false, creates: false, lists: false, renames: false });
   assert.deepEqual(nativeFastPathSwitches({ TSCRYPTFS_NATIVE_UNLINK: '0' }), { ...all, unlinks: false, rmdirs: false });
   assert.deepEqual(nativeFastPathSwitches({ TSCRYPTFS_NATIVE_OPEN: '0' }), { ...all, opens: false, creates: false });
   assert.deepEqual(nativeFastPathSwitches({ TSCRYPTFS_NATIVE_WRITE: '0' }), { ...all, writes: false, creates: false });
-  for (const [name, part] of [['CREATE', 'creates'], ['RMDIR', 'rmdirs'], ['ATTRS', 'attrs'], ['FSYNC', 'fsyncs'], ['LIST', 'lists']] as const) {
+  for (const [name, part] of [['CREATE', 'creates'], ['RMDIR', 'rmdirs'], ['ATTRS', 'attrs'], ['FSYNC', 'fsyncs'], ['LIST', 'lists'], ['RENAME', 'renames']] as const) {
     assert.deepEqual(nativeFastPathSwitches({ [`TSCRYPTFS_NATIVE_${name}`]: '0' }), { ...all, [part]: false }, name);
   }
 });
