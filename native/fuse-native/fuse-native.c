@@ -2218,7 +2218,15 @@ static int fuse_native_readdir_fast (const char *path, void *buf, fuse_fill_dir_
   if (offset == 0 && ft->kept_copies != NULL && kept_copy_fill(ft, path, buf, filler)) return 0;
   struct tscryptfs_fast_path *hook = path_hook(ft, path);
   if (offset == 0 && hook != NULL && hook->list != NULL) {
-    struct native_listing nl = { { native_list_start, native_list_entry }, { 0 }, ft, path, buf, filler, attr_seq_now(ft), 0 };
+    // nl.fill (8 KB, mostly path buffers) is left as it is: listing_start sets every field it reads.
+    struct native_listing nl;
+    nl.sink = (struct tscryptfs_list_sink) { native_list_start, native_list_entry };
+    nl.ft = ft;
+    nl.path = path;
+    nl.buf = buf;
+    nl.filler = filler;
+    nl.gen = attr_seq_now(ft);
+    nl.started = 0;
     if (nl.gen != 0) {
       const int res = hook->list(hook->ctx, path, &(ft->dirs_gen), &(nl.sink));
       if (nl.started) listing_end(&(nl.fill));
