@@ -7,8 +7,8 @@
  *
  * Twin: readdirPacked in src/vault/node-dir-ops.ts (with withDotsPacked
  * in src/fuse/dot-entries.ts). The directory is opened by walk.c
- * (O_DIRECTORY | O_NOFOLLOW from its parent) and its IV read through that
- * descriptor; its attributes are read before its names, and offered for
+ * (O_DIRECTORY | O_NOFOLLOW from its parent), its IV the one walk.c keeps
+ * for it or read through that descriptor; its attributes are read before its names, and offered for
  * keeping under src/vault/listing-state.ts's rule (keepable below). Each
  * name on disk is decrypted (name_cipher.c), a long name's from its .name
  * file once its hash matches; what a listing hides is left out as
@@ -43,6 +43,8 @@
 /* The most a .name file may hold (src/names/longnames.ts's LONGNAME_FILE_MAX). */
 #define NAME_FILE_MAX 344
 #define PLAIN_MAX 255
+/* The names on disk read at a time (getdents64), on the libfuse thread's stack. */
+#define DENTS_BUF 16384
 /* listing-state.ts's KEEP_MARGIN_MS and COARSE_KEEP_MARGIN_MS, in ns. */
 #define KEEP_MARGIN_NS 20000000LL
 #define COARSE_KEEP_MARGIN_NS 2000000000LL
@@ -98,50 +100,47 @@ static long long_name_of(struct fast_path *p, int dfd, const char *disk, size_t 
     return (long)n;
 }
 
-/* What a listing of `dfd` shows, into `s`; 0 when a name sends the listing to JavaScript (see above) or memory runs out. */
+/* What a listing of `dfd` shows, into `s`; 0 when a name sends the listing to JavaScript (see above), a read fails or memory runs out. */
 static int read_names(struct fast_path *p, int dfd, const uint8_t *iv, int at_root, struct shown *s)
 {
-    const int dup_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
-    if (dup_fd < 0) return 0;
-    DIR *dp = fdopendir(dup_fd);
-    if (!dp) {
-        close(dup_fd);
-        return 0;
-    }
-    int ok = 1;
+    /* getdents64 straight from the descriptor (opened for this listing): no duplicate and no DIR to allocate. */
+    char dents[DENTS_BUF] __attribute__((aligned(8)));
     char full[NAME_FILE_MAX + 1];
     uint8_t plain[PLAIN_MAX];
-    for (;;) {
-        errno = 0;
-        const struct dirent *e = readdir(dp);
-        if (!e) {
-            ok = errno == 0;
-            break;
-        }
-        const char *n = e->d_name;
-        if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, DIRIV_NAME) == 0) continue;
-        if (at_root && (strcmp(n, CONF_NAME) == 0 || strcmp(n, CONF_TMP_NAME) == 0)) continue;
-        const size_t dlen = strlen(n);
-        const int is_long = strncmp(n, LONGNAME_PREFIX, sizeof LONGNAME_PREFIX - 1) == 0;
-        if (is_long && dlen >= sizeof LONGNAME_SUFFIX - 1 && strcmp(n + dlen - (sizeof LONGNAME_SUFFIX - 1), LONGNAME_SUFFIX) == 0) continue;
-        const char *cname = n;
-        size_t clen = dlen, plen = 0;
-        if (is_long) {
-            const long l = long_name_of(p, dfd, n, dlen, full);
-            if (l < 0) {
-                ok = 0;
-                break;
-            }
-            cname = full;
-            clen = (size_t)l;
-        }
-        if (!walk_decrypt_name(&p->walk, iv, cname, clen, plain, &plen) || !utf8_valid(plain, plen) ||
-            !shown_add(s, is_long, n, dlen, plain, plen)) {
+    int ok = 1;
+    for (ssize_t got; ok && (got = getdents64(dfd, dents, sizeof dents)) != 0;) {
+        if (got < 0) {
             ok = 0;
             break;
         }
+        for (ssize_t at = 0; at < got;) {
+            const struct dirent64 *e = (const struct dirent64 *)(dents + at);
+            at += e->d_reclen;
+            const char *n = e->d_name;
+            if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, DIRIV_NAME) == 0) continue;
+            if (at_root && (strcmp(n, CONF_NAME) == 0 || strcmp(n, CONF_TMP_NAME) == 0)) continue;
+            const size_t dlen = strlen(n);
+            const int is_long = strncmp(n, LONGNAME_PREFIX, sizeof LONGNAME_PREFIX - 1) == 0;
+            if (is_long && dlen >= sizeof LONGNAME_SUFFIX - 1 && strcmp(n + dlen - (sizeof LONGNAME_SUFFIX - 1), LONGNAME_SUFFIX) == 0) continue;
+            const char *cname = n;
+            size_t clen = dlen, plen = 0;
+            if (is_long) {
+                const long l = long_name_of(p, dfd, n, dlen, full);
+                if (l < 0) {
+                    ok = 0;
+                    break;
+                }
+                cname = full;
+                clen = (size_t)l;
+            }
+            if (!walk_decrypt_name(&p->walk, iv, cname, clen, plain, &plen) || !utf8_valid(plain, plen) ||
+                !shown_add(s, is_long, n, dlen, plain, plen)) {
+                ok = 0;
+                break;
+            }
+        }
     }
-    closedir(dp);
+    explicit_bzero(plain, sizeof plain); /* the last plaintext name */
     return ok;
 }
 

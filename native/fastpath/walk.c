@@ -314,8 +314,11 @@ int walk_open_dir(struct walk *w, struct dirs *d, const char *path, const uint64
 {
     const int root = dirs_root(d);
     if (root < 0 || !__atomic_load_n(&w->ready, __ATOMIC_ACQUIRE) || path[0] != '/') return 0;
+    const size_t plen = path[1] == 0 ? 0 : strlen(path); /* the root is kept as "" */
+    const uint64_t gen = __atomic_load_n(dirs_gen, __ATOMIC_ACQUIRE);
+    const int64_t at = kept_now_ns();
     int dfd;
-    if (path[1] == 0) {
+    if (plen == 0) {
         *clen = 0;
         cpath[0] = 0;
         dfd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -328,9 +331,15 @@ int walk_open_dir(struct walk *w, struct dirs *d, const char *path, const uint64
         dirs_put(d, &parent);
     }
     if (dfd < 0) return 0;
-    if (!read_iv(dfd, iv)) {
-        close(dfd);
-        return 0;
+    /* The IV a walk kept for this directory at this cipher path, else the one on disk, kept from now on. */
+    char kept[CPATH_MAX];
+    size_t klen = 0;
+    if (!iv_get(w, path, plen, iv, kept, &klen) || klen != *clen || memcmp(kept, cpath, klen) != 0) {
+        if (!read_iv(dfd, iv)) {
+            close(dfd);
+            return 0;
+        }
+        iv_put(w, path, plen, dirs_gen, gen, at, iv, cpath, *clen);
     }
     *fd = dfd;
     return 1;

@@ -59,8 +59,9 @@ int walk_find(struct walk *w, struct dirs *d, const char *path, const uint64_t *
 /*
  * Opens plaintext directory `path` ("/" for the root) for reading
  * (O_DIRECTORY | O_NOFOLLOW, from its parent as walk_find finds it) into
- * *fd, with its IV, read through that descriptor, and its cipher path as
- * walk_find gives one. Returns 1 (the caller closes *fd), or 0 when
+ * *fd, with its IV and its cipher path as walk_find gives one. The IV is
+ * the one kept for that path when it was kept at the same cipher path,
+ * else read through the descriptor and kept as a walk keeps it. Returns 1 (the caller closes *fd), or 0 when
  * walk_find would pass or the directory or its IV cannot be opened.
  */
 int walk_open_dir(struct walk *w, struct dirs *d, const char *path, const uint64_t *dirs_gen, int *fd, uint8_t *iv, char *cpath, size_t *clen);
