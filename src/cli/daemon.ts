@@ -9,13 +9,14 @@
  */
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
 import { CliError, EXIT } from './exit-codes.js';
 import type { Output } from './output.js';
 import type { ServePlan } from './serve.js';
 import { SyslogLogger } from './syslog.js';
 import { FileLogger, logFileFor, SYSLOG_SOCKET, syslogReachable } from './log-file.js';
 import type { Logger } from '../util/logger.js';
-import type { SwitchName } from '../util/switches.js';
+import { envSwitch, type SwitchName } from '../util/switches.js';
 
 export const DAEMON_ENV: SwitchName = 'TSCRYPTFS_DAEMON_CHILD';
 
@@ -38,6 +39,25 @@ interface ParentMessage {
  * with -fg runs with the flags it was started with.
  */
 export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
+
+/**
+ * How far V8 lets the daemon's old generation grow past what survived its
+ * last full collection before the next: 1.2 times (and at least 8 MB more,
+ * V8's floor) instead of up to 4 times, V8's factor when the machine's
+ * memory allows a large heap. What a request keeps across I/O for more
+ * than two scavenges (a few tens of milliseconds) is promoted, and the
+ * buffers such objects hold stay on malloc's heap until a full collection.
+ * Under fsstress's mix a daemon had one full collection in three cycles
+ * (13 s), its old generation growing by 1.7 MB a cycle; with 1.2, one a
+ * cycle, 2-3 ms each (Documentation/performance.md, "Memory under a mixed
+ * load"). Set at run time, so that a mount with -fg has it too, and a V8
+ * that lacks the flag only says so (a flag on the command line it did not
+ * know would stop Node from starting). TSCRYPTFS_HEAP_GROWTH=0 leaves
+ * V8's own factor.
+ */
+export function limitOldGenerationGrowth(): void {
+  if (envSwitch('TSCRYPTFS_HEAP_GROWTH')) setFlagsFromString('--heap-growing-percent=20');
+}
 
 /**
  * glibc's variable for how many malloc arenas a process may have, and the

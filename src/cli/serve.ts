@@ -16,7 +16,7 @@ import { CliError, EXIT } from './exit-codes.js';
 import { panicOnWarning } from './output.js';
 import { returnMemoryWhenQuiet } from './idle-memory.js';
 import { limitMallocArenas, returnMemory } from '../util/native-sys.js';
-import { MALLOC_ARENA_ENV, mallocArenaLimit } from './daemon.js';
+import { limitOldGenerationGrowth, MALLOC_ARENA_ENV, mallocArenaLimit } from './daemon.js';
 import { switchValue } from '../util/switches.js';
 
 /** Everything a mount process needs; plain data so it can cross to the daemon (structured clone: the key stays bytes). */
@@ -89,6 +89,7 @@ export function preloadServing(): void {
 export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{ mounted: Mounted; done: Promise<void> }> {
   const log: Logger = plan.wpanic ? { ...serveLog, warn: (m) => (serveLog.warn(m), panicOnWarning(m, (l) => serveLog.warn(l))) } : serveLog;
   if (process.env[MALLOC_ARENA_ENV] === undefined) limitMallocArenas(mallocArenaLimit()); // before libfuse's threads start
+  limitOldGenerationGrowth();
   try {
     loadFuse();
   } catch (err) {

@@ -12,6 +12,8 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { mallocArenaLimit } from '../../src/cli/daemon.js';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { needs } from '../helpers/requirements.js';
 
 beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }));
@@ -170,4 +172,32 @@ test('mallocArenaLimit is one arena per CPU, at least two; limitMallocArenas set
   assert.equal(mallocArenaLimit(), Math.max(2, availableParallelism()));
   assert.equal(limitMallocArenas(mallocArenaLimit()), true);
   assert.equal(limitMallocArenas(0), false);
+});
+
+/**
+ * The growing factor V8 used for the old generation's limit after the
+ * first full collection it chose to make, in a child that fills and drops
+ * old-space objects (V8's --trace-gc-verbose prints it with the limit).
+ */
+function firstGrowingFactor(callLimit: boolean, env: NodeJS.ProcessEnv): string {
+  const daemon = fileURLToPath(new URL('../../src/cli/daemon.js', import.meta.url));
+  const code = `
+    if (${callLimit}) (await import(${JSON.stringify(daemon)})).limitOldGenerationGrowth();
+    const ring = new Array(20000);
+    for (let i = 0; i < 4e6; i++) ring[i % 20000] = new Array(20).fill(i);
+  `;
+  const res = spawnSync(process.execPath, ['--trace-gc-verbose', '--input-type=module', '-e', code], { env, encoding: 'utf8' });
+  assert.equal(res.status, 0, res.stderr);
+  const m = /\[HeapController\] Limit: old size: \d+ KB, new limit: \d+ KB \(([\d.]+)\)/.exec(res.stdout);
+  assert.ok(m, 'no limit in the trace');
+  return m[1]!;
+}
+
+test('limitOldGenerationGrowth lets the old generation grow to 1.2 times its live size; TSCRYPTFS_HEAP_GROWTH=0 leaves V8\'s factor', () => {
+  mock.timers.reset();
+  const env = { ...process.env };
+  delete env.TSCRYPTFS_HEAP_GROWTH;
+  assert.equal(firstGrowingFactor(true, env), '1.2');
+  const v8s = firstGrowingFactor(false, env);
+  assert.equal(firstGrowingFactor(true, { ...env, TSCRYPTFS_HEAP_GROWTH: '0' }), v8s);
 });
