@@ -24,7 +24,6 @@
 #define _GNU_SOURCE
 #include "fast_path.h"
 #include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
