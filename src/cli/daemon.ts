@@ -60,6 +60,23 @@ export function limitOldGenerationGrowth(): void {
 }
 
 /**
+ * The mount process's JavaScript runs without V8's optimizing compiler
+ * (TurboFan), on its interpreter and baseline code, when the content
+ * cipher's arithmetic runs in OpenSSL or the native addons: JavaScript
+ * then passes requests and buffers between C calls, which optimized code
+ * does not run measurably faster (A/B in Documentation/performance.md,
+ * "Memory under a mixed load"), while the compiler's code pages in the
+ * node executable and its jobs on V8's worker threads added 6-7 MB to the
+ * daemon's VmRSS under fsstress. Where JavaScript computes (the noble
+ * backend, AEGIS in TypeScript, AES-SIV) the compiler stays. Set at run
+ * time, once the cipher is known; functions already optimized keep their
+ * code. TSCRYPTFS_BASELINE_JS=0 keeps the compiler.
+ */
+export function leaveOptimizingCompilerOut(): void {
+  if (envSwitch('TSCRYPTFS_BASELINE_JS')) setFlagsFromString('--no-turbofan');
+}
+
+/**
  * glibc's variable for how many malloc arenas a process may have, and the
  * daemon's value of it: one per CPU (at least two) instead of eight per
  * CPU. libfuse starts and ends threads all the time, and each arena keeps

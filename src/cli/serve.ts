@@ -16,7 +16,7 @@ import { CliError, EXIT } from './exit-codes.js';
 import { panicOnWarning } from './output.js';
 import { returnMemoryWhenQuiet } from './idle-memory.js';
 import { limitMallocArenas, returnMemory } from '../util/native-sys.js';
-import { limitOldGenerationGrowth, MALLOC_ARENA_ENV, mallocArenaLimit } from './daemon.js';
+import { leaveOptimizingCompilerOut, limitOldGenerationGrowth, MALLOC_ARENA_ENV, mallocArenaLimit } from './daemon.js';
 import { switchValue } from '../util/switches.js';
 
 /** Everything a mount process needs; plain data so it can cross to the daemon (structured clone: the key stays bytes). */
@@ -52,7 +52,7 @@ export interface ServePlan {
  * to close). The reverse modules, like the control socket's, load only for
  * the mounts that use them.
  */
-async function openBacking(plan: ServePlan, key: Uint8Array, log: Logger): Promise<{ mount: () => Promise<Mounted>; close: () => Promise<void>; paths: PathTranslator }> {
+async function openBacking(plan: ServePlan, key: Uint8Array, log: Logger): Promise<{ mount: () => Promise<Mounted>; close: () => Promise<void>; paths: PathTranslator; cipherInJs: boolean }> {
   const r = plan.reverse;
   if (r) {
     const { Excluder, ReverseView } = await import('../reverse/index.js');
@@ -66,10 +66,11 @@ async function openBacking(plan: ServePlan, key: Uint8Array, log: Logger): Promi
       backend: plan.backend,
       logger: log,
     });
-    return { mount: () => mountReverse(view, plan.mountpoint, plan.mount, log), close: async () => undefined, paths: view };
+    // Reverse mounts seal with AES-SIV, whose S2V runs in JavaScript.
+    return { mount: () => mountReverse(view, plan.mountpoint, plan.mount, log), close: async () => undefined, paths: view, cipherInJs: true };
   }
   const vault = await Vault.fromKey(plan.cipherdir, key, plan.format, null, { backend: plan.backend, readOnly: plan.readOnly, noPrealloc: plan.noPrealloc, sharedStorage: plan.sharedStorage ?? false, logger: log, badname: plan.badname ?? [], noConflicts: plan.noConflicts ?? false });
-  return { mount: () => mountVault(vault, plan.mountpoint, plan.mount, log), close: () => vault.close(), paths: vault };
+  return { mount: () => mountVault(vault, plan.mountpoint, plan.mount, log), close: () => vault.close(), paths: vault, cipherInJs: vault.cipherInJs };
 }
 
 /**
@@ -104,6 +105,7 @@ export async function startServing(plan: ServePlan, serveLog: Logger): Promise<{
   } finally {
     plan.masterKey.fill(0);
   }
+  if (!backing.cipherInJs) leaveOptimizingCompilerOut();
   let ctlsock: CtlSock | null = null;
   if (plan.ctlsock) {
     try {

@@ -25,6 +25,16 @@ export type BackendName = 'node' | 'noble';
  */
 export type ImplementationName = BackendName | 'native' | 'ts';
 
+/**
+ * Whether `aead`'s arithmetic runs in JavaScript: the noble backend,
+ * AEGIS in TypeScript, and AES-SIV (S2V and CMAC here, over an AES
+ * primitive). Otherwise OpenSSL or the native addons do it, and
+ * JavaScript only hands buffers over.
+ */
+export function arithmeticInJs(aead: Pick<Aead, 'cipher' | 'backend'>): boolean {
+  return aead.backend === 'noble' || aead.backend === 'ts' || aead.cipher === 'aes-siv';
+}
+
 export interface Aead {
   /** The cipher this object implements. */
   readonly cipher: CipherName;

@@ -4,7 +4,7 @@
  * @noble/ciphers backend; AEGIS-256X2 with a native addon and a TypeScript
  * implementation), EME for names, and the RFC building blocks they are made of.
  */
-export { authError, type Aead, type BackendName, type CipherName, type ImplementationName } from './aead.js';
+export { arithmeticInJs, authError, type Aead, type BackendName, type CipherName, type ImplementationName } from './aead.js';
 export { createAead, AEGIS_KEY_SIZE, AEGIS_NONCE_SIZE, type CreateAeadOptions } from './create-aead.js';
 export {
   Aegis256X2Aead,

@@ -65,6 +65,7 @@ export const SWITCHES = {
   TSCRYPTFS_RELEASE_LATER: off('measurement', 'Answer a file\'s release before JS has closed its backing descriptor.'),
   TSCRYPTFS_RETURN_MEMORY: off('measurement', 'Give freed memory and unused code pages back to the system after start-up and when the mount has been idle.'),
   TSCRYPTFS_HEAP_GROWTH: off('measurement', 'Let V8\'s old generation grow to 1.2 times what survived the last full collection before the next, instead of up to 4 times.'),
+  TSCRYPTFS_BASELINE_JS: off('measurement', 'Run the mount\'s JavaScript without V8\'s optimizing compiler when the content cipher computes in C.'),
   TSCRYPTFS_SPIN: {
     kind: 'measurement',
     values: 'ANSWER,LOOP',

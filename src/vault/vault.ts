@@ -18,7 +18,7 @@ import { FileStateTable } from './file-state.js';
 import { WriteFences } from './write-fences.js';
 import { registerInternalAccess } from './internal-access.js';
 import { deriveCiphers, nativeContentKey, nativeNameKey, type VaultCiphers } from './keys.js';
-import type { BackendName } from '../crypto/index.js';
+import { arithmeticInJs, type BackendName } from '../crypto/index.js';
 import {
   passwordBytes,
   type VaultCommonOptions,
@@ -199,6 +199,11 @@ export class Vault {
   }
 
   /** Whether writes reserve their space first (for a native write path, which must do as the vault does). */
+  /** Whether the content cipher's arithmetic runs in JavaScript (crypto/aead.ts arithmeticInJs). */
+  get cipherInJs(): boolean {
+    return arithmeticInJs(this.ciphers.content.aead);
+  }
+
   get preallocates(): boolean {
     return this.core.prealloc.active;
   }

@@ -2,6 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  aegisNativeAvailable,
+  arithmeticInJs,
   authError,
   constantTimeEqual,
   createAead,
@@ -95,4 +97,14 @@ test('measureSealThroughput returns a positive MB/s figure for every cipher and 
   assert.ok(small > 0);
   const gcm = await createAead('aes-gcm', randomBytes(32));
   assert.throws(() => measureSealThroughput(gcm, { durationMs: 0 }), { code: 'EINVAL' });
+});
+
+test('arithmeticInJs: OpenSSL and the native AEGIS compute in C; noble, AEGIS in TypeScript and AES-SIV in JavaScript', async () => {
+  const inJs = async (cipher: CipherName, backend: BackendName): Promise<boolean> =>
+    arithmeticInJs(await createAead(cipher, randomBytes(cipher === 'aes-siv' ? 64 : 32), { backend }));
+  assert.equal(await inJs('aes-gcm', 'node'), false);
+  assert.equal(await inJs('xchacha', 'node'), false);
+  assert.equal(await inJs('aegis', 'node'), !aegisNativeAvailable());
+  assert.equal(await inJs('aes-siv', 'node'), true);
+  for (const cipher of ['aes-gcm', 'xchacha', 'aegis', 'aes-siv'] as const) assert.equal(await inJs(cipher, 'noble'), true, cipher);
 });

@@ -201,3 +201,30 @@ test('limitOldGenerationGrowth lets the old generation grow to 1.2 times its liv
   const v8s = firstGrowingFactor(false, env);
   assert.equal(firstGrowingFactor(true, { ...env, TSCRYPTFS_HEAP_GROWTH: '0' }), v8s);
 });
+
+/** Whether V8 optimizes a function it is told to optimize, in a child that first calls leaveOptimizingCompilerOut (or not). */
+function optimizes(callLeave: boolean, env: NodeJS.ProcessEnv): boolean {
+  const daemon = fileURLToPath(new URL('../../src/cli/daemon.js', import.meta.url));
+  const code = `
+    if (${callLeave}) (await import(${JSON.stringify(daemon)})).leaveOptimizingCompilerOut();
+    function f(x) { return x * 2 + 1; }
+    %PrepareFunctionForOptimization(f);
+    f(1);
+    f(2);
+    %OptimizeFunctionOnNextCall(f);
+    f(3);
+    console.log((%GetOptimizationStatus(f) & 16) !== 0); // V8's OptimizationStatus::kOptimized
+  `;
+  const res = spawnSync(process.execPath, ['--allow-natives-syntax', '--input-type=module', '-e', code], { env, encoding: 'utf8' });
+  assert.equal(res.status, 0, res.stderr);
+  return res.stdout.trim() === 'true';
+}
+
+test('leaveOptimizingCompilerOut keeps V8 from optimizing; TSCRYPTFS_BASELINE_JS=0 keeps the compiler', () => {
+  mock.timers.reset();
+  const env = { ...process.env };
+  delete env.TSCRYPTFS_BASELINE_JS;
+  assert.equal(optimizes(false, env), true);
+  assert.equal(optimizes(true, env), false);
+  assert.equal(optimizes(true, { ...env, TSCRYPTFS_BASELINE_JS: '0' }), true);
+});
