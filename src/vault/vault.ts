@@ -18,7 +18,8 @@ import { FileStateTable } from './file-state.js';
 import { WriteFences } from './write-fences.js';
 import { registerInternalAccess } from './internal-access.js';
 import { deriveCiphers, nativeContentKey, nativeNameKey, type VaultCiphers } from './keys.js';
-import { arithmeticInJs, type BackendName } from '../crypto/index.js';
+import type { BackendName } from '../crypto/index.js';
+import { arithmeticInJs } from '../crypto/aead.js';
 import {
   passwordBytes,
   type VaultCommonOptions,
