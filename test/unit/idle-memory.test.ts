@@ -174,21 +174,27 @@ test('mallocArenaLimit is one arena per CPU, at least two; limitMallocArenas set
   assert.equal(limitMallocArenas(0), false);
 });
 
+/** Runs `body` (an ES module) in a child node with `flags`, after calling daemon.ts's `setter` when `call`; returns its stdout. */
+function afterSetter(setter: 'limitOldGenerationGrowth' | 'leaveOptimizingCompilerOut', call: boolean, flags: string[], body: string, env: NodeJS.ProcessEnv): string {
+  const daemon = fileURLToPath(new URL('../../src/cli/daemon.js', import.meta.url));
+  const code = `if (${call}) (await import(${JSON.stringify(daemon)})).${setter}();\n${body}`;
+  const res = spawnSync(process.execPath, [...flags, '--input-type=module', '-e', code], { env, encoding: 'utf8' });
+  assert.equal(res.status, 0, res.stderr);
+  return res.stdout;
+}
+
 /**
  * The growing factor V8 used for the old generation's limit after the
  * first full collection it chose to make, in a child that fills and drops
  * old-space objects (V8's --trace-gc-verbose prints it with the limit).
  */
 function firstGrowingFactor(callLimit: boolean, env: NodeJS.ProcessEnv): string {
-  const daemon = fileURLToPath(new URL('../../src/cli/daemon.js', import.meta.url));
-  const code = `
-    if (${callLimit}) (await import(${JSON.stringify(daemon)})).limitOldGenerationGrowth();
+  const body = `
     const ring = new Array(20000);
     for (let i = 0; i < 4e6; i++) ring[i % 20000] = new Array(20).fill(i);
   `;
-  const res = spawnSync(process.execPath, ['--trace-gc-verbose', '--input-type=module', '-e', code], { env, encoding: 'utf8' });
-  assert.equal(res.status, 0, res.stderr);
-  const m = /\[HeapController\] Limit: old size: \d+ KB, new limit: \d+ KB \(([\d.]+)\)/.exec(res.stdout);
+  const out = afterSetter('limitOldGenerationGrowth', callLimit, ['--trace-gc-verbose'], body, env);
+  const m = /\[HeapController\] Limit: old size: \d+ KB, new limit: \d+ KB \(([\d.]+)\)/.exec(out);
   assert.ok(m, 'no limit in the trace');
   return m[1]!;
 }
@@ -204,9 +210,7 @@ test('limitOldGenerationGrowth lets the old generation grow to 1.2 times its liv
 
 /** Whether V8 optimizes a function it is told to optimize, in a child that first calls leaveOptimizingCompilerOut (or not). */
 function optimizes(callLeave: boolean, env: NodeJS.ProcessEnv): boolean {
-  const daemon = fileURLToPath(new URL('../../src/cli/daemon.js', import.meta.url));
-  const code = `
-    if (${callLeave}) (await import(${JSON.stringify(daemon)})).leaveOptimizingCompilerOut();
+  const body = `
     function f(x) { return x * 2 + 1; }
     %PrepareFunctionForOptimization(f);
     f(1);
@@ -215,9 +219,7 @@ function optimizes(callLeave: boolean, env: NodeJS.ProcessEnv): boolean {
     f(3);
     console.log((%GetOptimizationStatus(f) & 16) !== 0); // V8's OptimizationStatus::kOptimized
   `;
-  const res = spawnSync(process.execPath, ['--allow-natives-syntax', '--input-type=module', '-e', code], { env, encoding: 'utf8' });
-  assert.equal(res.status, 0, res.stderr);
-  return res.stdout.trim() === 'true';
+  return afterSetter('leaveOptimizingCompilerOut', callLeave, ['--allow-natives-syntax'], body, env).trim() === 'true';
 }
 
 test('leaveOptimizingCompilerOut keeps V8 from optimizing; TSCRYPTFS_BASELINE_JS=0 keeps the compiler', () => {
