@@ -1,6 +1,7 @@
 /* See dirs.h. */
 #define _GNU_SOURCE
 #include "dirs.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -199,4 +200,29 @@ void dirs_put(struct dirs *d, struct dir_ref *ref)
     }
     ref->fd = -1;
     ref->slot = REF_ROOT;
+}
+
+void dents_start(struct dents *r, int fd, char *buf, size_t size)
+{
+    r->fd = fd;
+    r->buf = buf;
+    r->size = size;
+    r->got = r->at = 0;
+    r->failed = 0;
+}
+
+const char *dents_next(struct dents *r)
+{
+    if (r->at >= r->got) {
+        r->got = getdents64(r->fd, r->buf, r->size);
+        r->at = 0;
+        if (r->got <= 0) {
+            r->failed = r->got < 0;
+            r->got = 0;
+            return NULL;
+        }
+    }
+    const struct dirent64 *e = (const struct dirent64 *)(r->buf + r->at);
+    r->at += e->d_reclen;
+    return e->d_name;
 }

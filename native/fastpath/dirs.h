@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define DIRS_SLOTS 32
 
@@ -74,5 +75,21 @@ void dirs_put(struct dirs *d, struct dir_ref *ref);
 uint64_t dirs_epoch(struct dirs *d);
 /* A directory changed through the mount: every kept directory is closed (by its last user, if in use). */
 void dirs_changed(struct dirs *d);
+
+/*
+ * The names of the directory open at `fd`, read with getdents64 into the
+ * caller's buffer (on its stack): no duplicate descriptor and no DIR to
+ * allocate, as the descriptor is opened for the one reading.
+ */
+struct dents {
+    int fd;
+    char *buf;
+    size_t size;
+    ssize_t got, at;
+    int failed; /* getdents64 failed */
+};
+void dents_start(struct dents *r, int fd, char *buf, size_t size);
+/* The next name ("." and ".." too), or NULL at the end and when a read fails (r->failed). */
+const char *dents_next(struct dents *r);
 
 #endif

@@ -103,43 +103,34 @@ static long long_name_of(struct fast_path *p, int dfd, const char *disk, size_t 
 /* What a listing of `dfd` shows, into `s`; 0 when a name sends the listing to JavaScript (see above), a read fails or memory runs out. */
 static int read_names(struct fast_path *p, int dfd, const uint8_t *iv, int at_root, struct shown *s)
 {
-    /* getdents64 straight from the descriptor (opened for this listing): no duplicate and no DIR to allocate. */
     char dents[DENTS_BUF] __attribute__((aligned(8)));
     char full[NAME_FILE_MAX + 1];
     uint8_t plain[PLAIN_MAX];
+    struct dents r;
+    dents_start(&r, dfd, dents, sizeof dents);
     int ok = 1;
-    for (ssize_t got; ok && (got = getdents64(dfd, dents, sizeof dents)) != 0;) {
-        if (got < 0) {
-            ok = 0;
-            break;
-        }
-        for (ssize_t at = 0; at < got;) {
-            const struct dirent64 *e = (const struct dirent64 *)(dents + at);
-            at += e->d_reclen;
-            const char *n = e->d_name;
-            if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, DIRIV_NAME) == 0) continue;
-            if (at_root && (strcmp(n, CONF_NAME) == 0 || strcmp(n, CONF_TMP_NAME) == 0)) continue;
-            const size_t dlen = strlen(n);
-            const int is_long = strncmp(n, LONGNAME_PREFIX, sizeof LONGNAME_PREFIX - 1) == 0;
-            if (is_long && dlen >= sizeof LONGNAME_SUFFIX - 1 && strcmp(n + dlen - (sizeof LONGNAME_SUFFIX - 1), LONGNAME_SUFFIX) == 0) continue;
-            const char *cname = n;
-            size_t clen = dlen, plen = 0;
-            if (is_long) {
-                const long l = long_name_of(p, dfd, n, dlen, full);
-                if (l < 0) {
-                    ok = 0;
-                    break;
-                }
-                cname = full;
-                clen = (size_t)l;
-            }
-            if (!walk_decrypt_name(&p->walk, iv, cname, clen, plain, &plen) || !utf8_valid(plain, plen) ||
-                !shown_add(s, is_long, n, dlen, plain, plen)) {
+    for (const char *n; ok && (n = dents_next(&r)) != NULL;) {
+        if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, DIRIV_NAME) == 0) continue;
+        if (at_root && (strcmp(n, CONF_NAME) == 0 || strcmp(n, CONF_TMP_NAME) == 0)) continue;
+        const size_t dlen = strlen(n);
+        const int is_long = strncmp(n, LONGNAME_PREFIX, sizeof LONGNAME_PREFIX - 1) == 0;
+        if (is_long && dlen >= sizeof LONGNAME_SUFFIX - 1 && strcmp(n + dlen - (sizeof LONGNAME_SUFFIX - 1), LONGNAME_SUFFIX) == 0) continue;
+        const char *cname = n;
+        size_t clen = dlen, plen = 0;
+        if (is_long) {
+            const long l = long_name_of(p, dfd, n, dlen, full);
+            if (l < 0) {
                 ok = 0;
                 break;
             }
+            cname = full;
+            clen = (size_t)l;
         }
+        if (!walk_decrypt_name(&p->walk, iv, cname, clen, plain, &plen) || !utf8_valid(plain, plen) ||
+            !shown_add(s, is_long, n, dlen, plain, plen))
+            ok = 0;
     }
+    if (r.failed) ok = 0;
     explicit_bzero(plain, sizeof plain); /* the last plaintext name */
     return ok;
 }

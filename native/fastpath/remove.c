@@ -73,20 +73,16 @@ pass:
 /* 1: the directory open at `fd` holds nothing but its IV (*has_iv) or nothing at all; 0: something else, or it cannot be listed. */
 static int holds_only_iv(int fd, int *has_iv)
 {
-    /* getdents64 straight from the descriptor (opened for this rmdir): no duplicate and no DIR to allocate. */
-    char dents[1024] __attribute__((aligned(8)));
+    char buf[1024] __attribute__((aligned(8)));
+    struct dents r;
+    dents_start(&r, fd, buf, sizeof buf);
     *has_iv = 0;
-    for (ssize_t got; (got = getdents64(fd, dents, sizeof dents)) != 0;) {
-        if (got < 0) return 0;
-        for (ssize_t at = 0; at < got;) {
-            const struct dirent64 *e = (const struct dirent64 *)(dents + at);
-            at += e->d_reclen;
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            if (strcmp(e->d_name, DIRIV_NAME) != 0) return 0;
-            *has_iv = 1;
-        }
+    for (const char *n; (n = dents_next(&r)) != NULL;) {
+        if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0) continue;
+        if (strcmp(n, DIRIV_NAME) != 0) return 0;
+        *has_iv = 1;
     }
-    return 1;
+    return !r.failed;
 }
 
 /* Removes directory `last` in `dfd` (open at `fd`), moving its IV out first; 1 when it is gone. */
