@@ -1406,10 +1406,11 @@ static int hl_orphan_reply (struct fuse_chan *ch, struct hl_table *t, const stru
 // thread (a LOOKUP request that never came from the kernel, answered into
 // hl_synth instead of the device). So libfuse's node table counts the
 // lookup the kernel now counts, as for a real LOOKUP. The attributes come
-// from the attribute cache the listing just filled, and only from there
-// (fuse_native_getattr_fast): a name the cache does not have, or whose
-// lookup fails, gets node id 0, which the kernel takes as "no entry to
-// link", and it looks the name up itself when it needs it. The kernel
+// from the attribute cache the listing just filled, or from the fast path's
+// lookup when the cache no longer has them, never from JS
+// (fuse_native_getattr_fast): a name neither has, or whose lookup fails,
+// gets node id 0, which the kernel takes as "no entry to link", and it
+// looks the name up itself when it needs it. The kernel
 // links every entry of the reply (also those its reader has no room for)
 // or sends a FORGET for it. A plus entry is larger than a plain one, so a
 // reply stops early when the kernel's buffer is full; the kernel asks on
@@ -2361,13 +2362,15 @@ static int fuse_native_getattr_fast (const char *path, struct stat *stat) {
   if (take_carried_stat(path, stat)) return 0;
   fuse_thread_locals_t *l = get_thread_locals();
   if (attr_get(l->fuse, path, stat)) return 0;
-  // A READDIRPLUS's lookup takes what the cache has and never asks JS: when
-  // the listing's attributes could not be kept (the cache changed while it
-  // was read), a trip per name would cost more than the LOOKUPs it saves.
-  if (hl_synth.unique != 0) return -EAGAIN;
   l->attr_seq_start = attr_seq_now(l->fuse);
   int res = fuse_native_lookup_native(l->fuse, path, stat, l->attr_seq_start);
   if (res != TSCRYPTFS_HOOK_PASS) return res;
+  // A READDIRPLUS's lookup never asks JS. The cache no longer has the
+  // listing's attributes when the directory holds more names than the
+  // cache (or the cache changed while it was read); the fast path's lookup
+  // (a name encryption and an fstatat) then costs less than the LOOKUP
+  // the kernel would send, but a trip to JS per name costs more.
+  if (hl_synth.unique != 0) return -EAGAIN;
   return fuse_native_getattr(path, stat);
 }
 
