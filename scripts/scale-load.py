@@ -8,8 +8,10 @@ The caller drops the page cache between them.
     scale-load.py unlink N DIR...       the same files removed: seconds
     scale-load.py stat PATH             one stat of PATH: seconds
     scale-load.py randread FILE SECS    4 KiB reads at random 4 KiB-aligned
-                                        offsets for SECS seconds, with
-                                        readahead off: reads per second
+                                        offsets, each block at most once, for
+                                        SECS seconds (or until every block was
+                                        read), with readahead off: reads per
+                                        second
     scale-load.py openfiles DIR K SECS PID
                                         K files of 64 KiB made in DIR and all
                                         held open; then for SECS seconds, in
@@ -24,6 +26,7 @@ The caller drops the page cache between them.
 Files are named f<i>, numbered from 0, with no padding: names of many
 lengths, as in a real directory.
 """
+import array
 import json
 import os
 import random
@@ -62,18 +65,24 @@ def stat(path):
 
 
 def randread(path, secs):
+    # Each block is read once, in a random order: every read misses the page
+    # cache. Drawn with repeats, the share of reads the page cache answers
+    # would grow with the number of reads made, and so with the reader's own
+    # speed, and would fall as the file grows for that reason alone.
     fd = os.open(path, os.O_RDONLY)
     blocks = os.fstat(fd).st_size // BLOCK
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
-    rng = random.Random(1)
+    order = array.array('Q', range(blocks))
+    random.Random(1).shuffle(order)
     n = 0
     t0 = time.perf_counter()
     end = t0 + secs
-    while True:
-        for _ in range(64):
-            if len(os.pread(fd, BLOCK, rng.randrange(blocks) * BLOCK)) != BLOCK:
+    now = t0
+    while n < blocks:
+        for b in order[n:n + 64]:
+            if len(os.pread(fd, BLOCK, b * BLOCK)) != BLOCK:
                 raise SystemExit(f'{path}: short read')
-        n += 64
+        n = min(n + 64, blocks)
         now = time.perf_counter()
         if now >= end:
             break
