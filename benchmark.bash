@@ -117,8 +117,9 @@
 #                            one after the other: create all, ls -l, stat one
 #                            name (median of nine names), delete all
 #                     FILE   one file of 1 GiB and 8 GiB: dd write (bs 1M,
-#                            fsync) and read, random 4 KiB reads for 10 s
-#                            (each block once, so each misses the page cache)
+#                            fsync) and read, random 4 KiB reads (each
+#                            block once, so each misses the page cache):
+#                            the median of three runs of 3.3 s
 #                     OPEN   1, 16, 256, 4096 files of 64 KiB open at once,
 #                            a 4 KiB write and read of each in turn for 10 s:
 #                            requests per second, the daemon's VmRSS
