@@ -199,12 +199,12 @@ export class Vault {
     await this.tree.close();
   }
 
-  /** Whether writes reserve their space first (for a native write path, which must do as the vault does). */
   /** Whether the content cipher's arithmetic runs in JavaScript (crypto/aead.ts arithmeticInJs). */
   get cipherInJs(): boolean {
     return arithmeticInJs(this.ciphers.content.aead);
   }
 
+  /** Whether writes reserve their space first (for a native write path, which must do as the vault does). */
   get preallocates(): boolean {
     return this.core.prealloc.active;
   }
