@@ -87,7 +87,7 @@ def randread(path, secs):
         if now >= end:
             break
     os.close(fd)
-    out(reads=n, per_second=n / (now - t0))
+    out(reads=n, per_second=n / max(now - t0, 1e-9))
 
 
 def vm_rss_kb(pid):
