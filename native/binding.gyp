@@ -69,6 +69,7 @@
         "fastpath/dirs.c",
         "fastpath/walk.c",
         "fastpath/removed.c",
+        "fastpath/held.c",
         "crypto/aead_block.c",
         "crypto/name_cipher.c",
         "common/napi_args.c"

@@ -56,6 +56,7 @@ static void fp_finalize(napi_env env, void *data, void *hint)
     dirs_free(&p->dirs);
     walk_free(&p->walk);
     removed_free(&p->removed);
+    held_free(&p->held);
     content_key_free(&p->key);
     free(p);
 }
@@ -102,6 +103,7 @@ static napi_value js_create(napi_env env, napi_callback_info info)
     dirs_init(&p->dirs);
     walk_clear(&p->walk);
     removed_init(&p->removed);
+    held_init(&p->held);
     p->hook.magic = TSCRYPTFS_FAST_PATH_MAGIC;
     p->hook.ctx = p;
     p->hook.read = fp_read;
@@ -214,8 +216,7 @@ static napi_value js_use_cipher_root(napi_env env, napi_callback_info info)
 /*
  * useNames(fastPath, emeKey, longNameMax, raw64): from now on (after
  * useCipherRoot) the fast path answers the binding's lookups, with names
- * encrypted under `emeKey` (32 bytes, copied); once only. answerLookups
- * turns them off and on again.
+ * encrypted under `emeKey` (32 bytes, copied); once only.
  */
 static napi_value js_use_names(napi_env env, napi_callback_info info)
 {
@@ -232,7 +233,7 @@ static napi_value js_use_names(napi_env env, napi_callback_info info)
     return NULL;
 }
 
-/* The arguments (fastPath, on) of a switch such as answerLookups; NULL when they are not that. */
+/* The arguments (fastPath, on) of a switch such as answerOpens; NULL when they are not that. */
 static struct fast_path *switch_args(napi_env env, napi_callback_info info, bool *on)
 {
     napi_value argv[2];
@@ -240,13 +241,22 @@ static struct fast_path *switch_args(napi_env env, napi_callback_info info, bool
     return p && napi_get_value_bool(env, argv[1], on) == napi_ok ? p : NULL;
 }
 
-/* answerLookups(fastPath, on): whether the hook `lookup` answers (once useNames gave it the key). */
-static napi_value js_answer_lookups(napi_env env, napi_callback_info info)
+/*
+ * holdPath(fastPath, path, on): whether the hooks leave requests naming
+ * plaintext `path` to JavaScript (held.h; src/fuse/hidden-files.ts).
+ */
+static napi_value js_hold_path(napi_env env, napi_callback_info info)
 {
+    napi_value argv[3];
+    size_t len, got;
     bool on;
-    struct fast_path *p = switch_args(env, info, &on);
-    if (!p) return throw_inval(env, "answerLookups(fastPath, on): bad argument");
-    __atomic_store_n(&p->lookups, on && p->walk.ready ? 1 : 0, __ATOMIC_RELEASE);
+    struct fast_path *p = args(env, info, 3, argv);
+    if (!p || napi_get_value_string_utf8(env, argv[1], NULL, 0, &len) != napi_ok || len == 0 || napi_get_value_bool(env, argv[2], &on) != napi_ok)
+        return throw_inval(env, "holdPath(fastPath, path, on): bad argument");
+    char *path = malloc(len + 1);
+    if (path && napi_get_value_string_utf8(env, argv[1], path, len + 1, &got) == napi_ok && got == len) held_set(&p->held, path, on);
+    else held_set(&p->held, NULL, on); /* out of memory: held.c then holds every path while this one is held */
+    free(path);
     return NULL;
 }
 
@@ -528,7 +538,7 @@ NAPI_MODULE_INIT()
                {"answerWrites", js_answer_writes},
                {"useCipherRoot", js_use_cipher_root},
                {"useNames", js_use_names},
-               {"answerLookups", js_answer_lookups},
+               {"holdPath", js_hold_path},
                {"answerOpens", js_answer_opens},
                {"answerCreates", js_answer_creates},
                {"answerFsyncs", js_answer_fsyncs},

@@ -14,6 +14,7 @@
  *   dirs.c      the cipher root and the directories kept open
  *   walk.c      plaintext path -> parent directory and name on disk
  *   removed.c   the log of directories removed, for JavaScript
+ *   held.c      the paths whose requests JavaScript must see
  * The hooks use them and never each other:
  *   read.c (read, attr), write.c (write), lookup.c (lookup, no_xattrs,
  *   dirs_changed, dir_stat, statfs), open.c (open, create, fgetattr, fsync, release), remove.c (unlink,
@@ -29,6 +30,7 @@
 #include "fences.h"
 #include "fuse_hooks.h"
 #include "handles.h"
+#include "held.h"
 #include "removed.h"
 #include "walk.h"
 
@@ -45,6 +47,7 @@ struct fast_path {
     struct dirs dirs;
     struct walk walk;
     struct removed removed;
+    struct held held;
     /* Which hooks answer (each off until addon.c turns it on; read always answers). */
     int attrs, writes, prealloc, unlinks, lookups, opens, creates, rmdirs, fsyncs, lists, renames;
     int rmdir_ivs; /* directories have a gocryptfs.diriv */
@@ -81,5 +84,8 @@ int fp_rename(void *ctx, const char *from, const char *to, const uint64_t *dirs_
 
 /* Whether a hook is on (addon.c sets them with release stores). */
 static inline int fp_on(const int *flag) { return __atomic_load_n(flag, __ATOMIC_ACQUIRE); }
+
+/* Whether the hooks that walk may answer a request naming `path` (held.h): lookups are on and JavaScript does not hold it. */
+static inline int fp_walks(struct fast_path *p, const char *path) { return fp_on(&p->lookups) && path && !held_has(&p->held, path); }
 
 #endif

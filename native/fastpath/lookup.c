@@ -50,7 +50,7 @@ int fp_lookup(void *ctx, const char *path, const uint64_t *dirs_gen, struct stat
 {
     struct fast_path *p = ctx;
     const int root = dirs_root(&p->dirs);
-    if (root < 0 || !fp_on(&p->lookups) || !path || path[0] != '/') goto pass;
+    if (root < 0 || !fp_walks(p, path) || path[0] != '/') goto pass;
     *cpath_long = 0;
     cpath_out[0] = 0;
     if (path[1] == 0) {
@@ -100,7 +100,7 @@ static int xattr_name_storable(const char *name, int raw64)
 int fp_no_xattrs(void *ctx, const char *path, const char *name, const uint64_t *dirs_gen)
 {
     struct fast_path *p = ctx;
-    if (dirs_root(&p->dirs) < 0 || !fp_on(&p->lookups) || !path || path[0] != '/' || path[1] == 0) goto pass;
+    if (dirs_root(&p->dirs) < 0 || !fp_walks(p, path) || path[0] != '/' || path[1] == 0) goto pass;
     if (name && !xattr_name_storable(name, p->walk.names.raw64)) goto pass;
     char cpath[CPATH_MAX], disk[NAME_DISK_MAX + 1], proc[NAME_DISK_MAX + 40];
     size_t clen = 0;

@@ -78,7 +78,7 @@ static int own_handle(struct fast_path *p, int fd, const struct stat *st, int fl
 int fp_open(void *ctx, const char *path, int flags, const uint64_t *dirs_gen, uint64_t *fh)
 {
     struct fast_path *p = ctx;
-    if (dirs_root(&p->dirs) < 0 || !fp_on(&p->opens) || !fp_on(&p->lookups)) return TSCRYPTFS_HOOK_PASS;
+    if (dirs_root(&p->dirs) < 0 || !fp_on(&p->opens) || !fp_walks(p, path)) return TSCRYPTFS_HOOK_PASS;
     const int access = flags & O_ACCMODE;
     if (access == O_ACCMODE || (access != O_RDONLY && !fp_on(&p->writes)) || !path || path[0] != '/' || path[1] == 0) goto pass;
     char cpath[CPATH_MAX], disk[NAME_DISK_MAX + 1];
@@ -112,7 +112,7 @@ pass:
 int fp_create(void *ctx, const char *path, mode_t mode, int flags, uid_t uid, gid_t gid, const uint64_t *dirs_gen, uint64_t *fh, struct stat *st)
 {
     struct fast_path *p = ctx;
-    if (dirs_root(&p->dirs) < 0 || !fp_on(&p->creates) || !fp_on(&p->opens) || !fp_on(&p->lookups)) return TSCRYPTFS_HOOK_PASS;
+    if (dirs_root(&p->dirs) < 0 || !fp_on(&p->creates) || !fp_on(&p->opens) || !fp_walks(p, path)) return TSCRYPTFS_HOOK_PASS;
     const int access = flags & O_ACCMODE;
     if ((getuid() == 0 && (uid != 0 || gid != 0)) || access == O_ACCMODE || !path || path[0] != '/' || path[1] == 0) goto pass;
     char cpath[CPATH_MAX], disk[NAME_DISK_MAX + 1];

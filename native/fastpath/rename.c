@@ -31,7 +31,7 @@
 int fp_rename(void *ctx, const char *from, const char *to, const uint64_t *dirs_gen)
 {
     struct fast_path *p = ctx;
-    if (dirs_root(&p->dirs) < 0 || !fp_on(&p->renames) || !fp_on(&p->lookups) || !from || !to || from[0] != '/' || to[0] != '/' ||
+    if (dirs_root(&p->dirs) < 0 || !fp_on(&p->renames) || !fp_walks(p, from) || !fp_walks(p, to) || from[0] != '/' || to[0] != '/' ||
         strcmp(from, to) == 0)
         goto pass;
     char src_cpath[CPATH_MAX], dst_cpath[CPATH_MAX], src_disk[NAME_DISK_MAX + 1], dst_disk[NAME_DISK_MAX + 1];

@@ -2881,8 +2881,9 @@ FUSE_METHOD_VOID(rename, 7, 0, (const char *path, const char *dest), {
 // cache empties itself and voids the cipher paths listings gave
 // (attr_changing's names_gen), as for a rename JS answers. libfuse's
 // rename over an open target first hides it (a rename to .fuse_hidden*,
-// which JS answers); JS then turns the hook's lookups off, and so its
-// renames, until it has seen the second half (src/fuse/hidden-files.ts).
+// which JS answers); JS then holds the target's path, which the hook's
+// rename leaves to JS, until it has seen the second half
+// (src/fuse/hidden-files.ts, native/fastpath/held.h).
 static int fuse_native_rename_fast (const char *path, const char *dest) {
   fuse_thread_t *ft = (fuse_thread_t *) fuse_get_context()->private_data;
   struct tscryptfs_fast_path *hook = __atomic_load_n(&(ft->fast_path), __ATOMIC_ACQUIRE);

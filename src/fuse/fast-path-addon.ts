@@ -46,8 +46,8 @@ export interface FastPathBinding {
   nameEncrypt(emeKey: Uint8Array, iv: Uint8Array, name: Uint8Array, longNameMax: number, raw64: boolean): [string, boolean];
   /** The plaintext of short name on disk `name` under directory IV `iv` as the fast path's listing reads it, or null when it is no valid name. */
   nameDecrypt(emeKey: Uint8Array, iv: Uint8Array, name: string, raw64: boolean): Buffer | null;
-  /** Whether lookups are answered (on after useNames). */
-  answerLookups(fastPath: object, on: boolean): void;
+  /** Whether the hooks leave requests naming plaintext `path` to JS (native/fastpath/held.h): lookups, opens, creates, renames. */
+  holdPath(fastPath: object, path: string, on: boolean): void;
   /**
    * Whether the fast path opens files itself (native/fastpath/open.c; off when
    * created; only while lookups are on; for writing only while writes are). Its handles are numbered

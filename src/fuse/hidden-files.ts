@@ -54,11 +54,11 @@ export class HiddenFiles {
     private readonly vault: Vault,
     private readonly handles: HandleTable,
     /**
-     * Told when the first entry of justHidden comes and when the last goes:
-     * while there are any, every lookup must reach forgetHiding (the
-     * native lookup stays off).
+     * Told when a path comes into justHidden (on) and when it goes: while
+     * it is there, its lookups must reach forgetHiding and a rename onto it
+     * renamesOntoItself (the native hooks leave them to JS).
      */
-    private readonly onPending: (pending: boolean) => void = () => undefined,
+    private readonly hold: (path: string, on: boolean) => void = () => undefined,
     /**
      * Called by hide before it looks for the handles open on the file
      * (`st`, found at `path`; `openFh` as hide got it): puts into the table
@@ -94,13 +94,13 @@ export class HiddenFiles {
     }
     await this.vault.unlink(from);
     this.hidden.set(basename(hiddenPath), open);
+    if (!this.justHidden.has(from)) this.hold(from, true);
     this.justHidden.set(from, hiddenPath);
-    if (this.justHidden.size === 1) this.onPending(true);
   }
 
-  /** Removes justHidden's entry for `path`, telling onPending when it was the last. */
+  /** Removes justHidden's entry for `path`, telling `hold`. */
   private unmark(path: string): void {
-    if (this.justHidden.delete(path) && this.justHidden.size === 0) this.onPending(false);
+    if (this.justHidden.delete(path)) this.hold(path, false);
   }
 
   /** A lookup (getattr) of `path`: whatever was hidden there is no longer the second half of a rename. */

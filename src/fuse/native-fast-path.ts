@@ -59,8 +59,9 @@
  *   RENAME without flags of anything but a directory, both names short,
  *   found by the same walk; a directory (whose cached descendants the vault
  *   and the walk must forget), a long name and any error go to JS. Off on
- *   read-only mounts, and with lookups while libfuse's rename over an open
- *   file is half done.
+ *   read-only mounts.
+ * - Lookups, opens, creates and renames naming a path JS holds (`hold`:
+ *   libfuse hid an open file from it) go to JS.
  * - The same walk tells the binding whether a listing the kernel keeps
  *   still holds (the hook's dir_stat; mount.ts, keptListings), and the
  *   cipher root answers statfs.
@@ -99,11 +100,12 @@ export interface NativeFastPath {
   /** The native handles JS has not adopted that are open on this file. */
   opensOn(dev: number | bigint, ino: bigint): number[];
   /**
-   * Whether lookups may be answered natively (when they are at all): off
-   * while libfuse's rename over an open file is half done, whose second
-   * half JS must tell from a lookup in between (src/fuse/hidden-files.ts).
+   * Whether the lookups, opens, creates and renames naming `path` go to JS
+   * (on) or may be answered natively again: JS holds a path libfuse hid an
+   * open file from until it sees what comes next there, the second half of
+   * libfuse's rename over that file or a lookup (src/fuse/hidden-files.ts).
    */
-  lookups(on: boolean): void;
+  hold(path: string, on: boolean): void;
   /** Makes the vault forget the directories the libfuse threads removed since the last call (see above). */
   syncRemovedDirs(): void;
   /** Reads answered natively, reads it passed on to JS, attribute changes answered natively, writes, unlinks and lookups answered natively and passed on. */
@@ -265,8 +267,8 @@ export function createNativeFastPath(vault: Vault, o: NativeFastPathOptions, env
     opensOn(dev, ino) {
       return opens ? binding.opensOn(fastPath, dev32(dev), ...halves(ino)) : [];
     },
-    lookups(on) {
-      binding.answerLookups(fastPath, on); // stays off when useNames was never called
+    hold(path, on) {
+      binding.holdPath(fastPath, path, on);
     },
     syncRemovedDirs() {
       if (!rmdirs) return; // nothing to take: no call into the addon for every request

@@ -86,7 +86,7 @@ export function makeOperations(vault: Vault, opts: OperationOptions, log: Logger
   const hidden = new HiddenFiles(
     vault,
     handles,
-    (pending) => reads?.lookups(!pending),
+    (path, on) => reads?.hold(path, on),
     (path, st, openFh) => adoptOpenOn(path, st, openFh),
   );
   const calls = new CallCounter();

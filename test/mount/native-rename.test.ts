@@ -11,7 +11,9 @@
  *   leave it the same too; stat and listings through the mount show each
  *   rename at once (the binding's attribute cache and kept listings);
  * - on a root mount with -allow_other another user renames their own file
- *   and keeps it, and cannot rename root's file out of a sticky directory.
+ *   and keeps it, and cannot rename root's file out of a sticky directory;
+ * - while a file unlinked while open is hidden (src/fuse/hidden-files.ts
+ *   holds its path), the renames of other names stay native.
  *
  * TSCRYPTFS_OPSTATS (written at unmount): `rename` counts the renames that
  * reached JS, `nativeRename` the others.
@@ -170,4 +172,31 @@ res = [t(lambda: os.rename(os.path.join(R, 'mine'), os.path.join(R, 'moved'))), 
   );
   assert.deepEqual(r, [['OK', 'EPERM'], `${A.uid}:${A.gid}`, ['moved', 'roots'], 'root']);
   if (native().renames) assert.equal(calls['nativeRename'], 1, JSON.stringify(calls));
+});
+
+test('while a file unlinked while open is hidden, the renames of other names stay native', tsOnly, async () => {
+  const cipherdir = join(dir.tmp, 'held-cipher');
+  await initCipherdir(MOUNT_IMPL, cipherdir, []);
+  const script = `
+top = A[0]
+P = lambda n: os.path.join(top, n)
+for i in range(20):
+    with open(P('x%d' % i), 'wb') as f:
+        f.write(b'file %d' % i)
+with open(P('held'), 'wb') as f:
+    f.write(b'open')
+fd = os.open(P('held'), os.O_RDONLY)
+os.unlink(P('held'))
+for i in range(20):
+    os.rename(P('x%d' % i), P('y%d' % i))
+seen = [sorted(os.listdir(top)) == sorted('y%d' % i for i in range(20)), os.pread(fd, 10, 0).decode()]
+os.close(fd)
+out(seen)`;
+  const [seen, calls] = await counted('held', cipherdir, {}, (m) => py<unknown[]>(script, [m]));
+  assert.deepEqual(seen, [true, 'open']);
+  if (native().renames) {
+    assert.equal(calls['nativeRename'], 20, `every rename but libfuse's hiding was native: ${JSON.stringify(calls)}`);
+    assert.equal(calls['rename'], 1, `only the hiding reached JS: ${JSON.stringify(calls)}`);
+  }
+  await assertFsckClean(cipherdir);
 });

@@ -179,6 +179,23 @@ test('rename between two hard links of one file whose target is open changes not
   await fsp.unlink(fx.p('b'));
 });
 
+test('a hard link renamed onto its other name after that name was unlinked while open moves (rename(2) between different names)', T, async () => {
+  // libfuse hid the open file; the rename that follows is the caller's own, not the second half of libfuse's.
+  await fsp.writeFile(fx.p('ha'), 'linked');
+  await fsp.link(fx.p('ha'), fx.p('hb'));
+  const h = await fsp.open(fx.p('hb'), 'r');
+  try {
+    await fsp.unlink(fx.p('hb'));
+    await fsp.rename(fx.p('ha'), fx.p('hb'));
+    assert.deepEqual((await fsp.readdir(fx.mnt)).filter((n) => n.startsWith('h')), ['hb'], 'only the new name is left');
+    assert.equal((await fsp.stat(fx.p('hb'))).nlink, 1);
+    assert.equal(await fsp.readFile(fx.p('hb'), 'utf8'), 'linked');
+  } finally {
+    await h.close();
+  }
+  await fsp.unlink(fx.p('hb'));
+});
+
 test('the same, 8 pairs at once while other files are unlinked while open: every pair keeps both names (leak test seed 19191)', T, async () => {
   // libfuse hides the open target, then renames; another hide in between
   // (a concurrent unlink of an open file) must not make the rename real.

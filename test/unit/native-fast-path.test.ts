@@ -99,6 +99,7 @@ test('useNames takes the name key once, after useCipherRoot', T, () => {
   assert.throws(() => batch.useNames(fastPath, randomBytes(32), 61, true), /bad argument/, 'LongNameMax below 62');
   batch.useNames(fastPath, randomBytes(32), 255, true);
   assert.throws(() => batch.useNames(fastPath, randomBytes(32), 255, true), /bad argument/, 'a second time');
-  batch.answerLookups(fastPath, false);
-  batch.answerLookups(fastPath, true);
+  batch.holdPath(fastPath, '/a', true);
+  batch.holdPath(fastPath, '/a', false);
+  assert.throws(() => batch.holdPath(fastPath, '', true), /bad argument/, 'an empty path');
 });
